@@ -1,0 +1,73 @@
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+
+/** The project's logger type (pino). */
+export type { Logger };
+
+/** Paths pino removes from every log object, wherever a key or token may sit. */
+export const REDACT_PATHS: readonly string[] = [
+  'apikey',
+  'apiKey',
+  'upstreamApiKey',
+  'headers.apikey',
+  'headers.authorization',
+  'req.headers.apikey',
+  'req.headers.authorization',
+  'request.headers.apikey',
+  '*.apikey',
+  '*.apiKey',
+  '*.upstreamApiKey',
+  '*.headers.apikey',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+];
+
+/** Options of `createLogger`. */
+export interface LoggerOptions {
+  /** Minimum level; default `info`. */
+  readonly level?: LevelWithSilent;
+  /**
+   * Secret values (the upstream API key, tokens) that must never appear in a
+   * log line. Any occurrence in the serialised line is replaced, whatever
+   * field or message it is in.
+   */
+  readonly secrets?: readonly string[];
+  /** Where lines go; default stdout. */
+  readonly destination?: DestinationStream;
+  /** Base bindings of every line (e.g. `{ component: 'bridge' }`). */
+  readonly base?: Record<string, unknown>;
+}
+
+/** Replaces each secret in `line` with `[REDACTED]`. Secrets shorter than 4 characters are ignored. */
+export function scrubSecrets(line: string, secrets: readonly string[]): string {
+  let out = line;
+  for (const s of secrets) {
+    if (s.length < 4) continue;
+    if (out.includes(s)) out = out.split(s).join('[REDACTED]');
+    const json = JSON.stringify(s).slice(1, -1);
+    if (json !== s && out.includes(json)) out = out.split(json).join('[REDACTED]');
+  }
+  return out;
+}
+
+/**
+ * A pino logger that redacts known secret paths and scrubs the configured
+ * secret values from every serialised line.
+ */
+export function createLogger(opts: LoggerOptions = {}): Logger {
+  const secrets = (opts.secrets ?? []).filter((s) => s.length >= 4);
+  return pino(
+    {
+      level: opts.level ?? 'info',
+      base: opts.base ?? null,
+      redact: { paths: [...REDACT_PATHS], censor: '[REDACTED]' },
+      hooks: secrets.length ? { streamWrite: (line: string) => scrubSecrets(line, secrets) } : {},
+    },
+    opts.destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
+
+/** A logger that writes nothing (tests, library use without logging). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

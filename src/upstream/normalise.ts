@@ -1,0 +1,225 @@
+import { FIELD_ALIASES, type FieldTable, type FieldType } from './fields.js';
+import type { Envelope, ResponseSpec } from './catalogue.js';
+
+/**
+ * Lenient, normalising parsing of upstream bodies. Pure functions.
+ *
+ * Values arrive with their declared type or the other one; they leave with
+ * the declared type (see `FieldType`). Placeholders become `null`. Known
+ * aliases are renamed, unknown fields are kept as they are. A list row that
+ * cannot be used is dropped and reported; the rest of the list survives.
+ */
+
+/** A normalised field value. */
+export type Scalar = string | number | null;
+
+/** A normalised flat row (unknown fields keep whatever JSON value they had). */
+export type Row = Record<string, Scalar>;
+
+/** Why a row was dropped or a top-level field was nulled. */
+export interface RowIssue {
+  /** Row index in the upstream list, or -1 for a top-level field. */
+  readonly index: number;
+  /** Field concerned, if one. */
+  readonly field?: string;
+  /** What was wrong. */
+  readonly reason: string;
+}
+
+/** A normalised response body. */
+export interface Normalised {
+  /** The body without its envelope: top-level fields, and the list under its spec key. */
+  readonly data: Record<string, unknown>;
+  /** The usable rows of the list (the same array as `data[list.key]`); empty without a list. */
+  readonly rows: Row[];
+  /** Rows dropped as unusable. */
+  readonly dropped: number;
+  /** Up to `MAX_ISSUES` descriptions of dropped rows and nulled fields. */
+  readonly issues: readonly RowIssue[];
+}
+
+/** Result of normalising a body: the value, or why the whole body is unusable. */
+export type NormaliseResult = { ok: true; value: Normalised } | { ok: false; reason: string };
+
+/** Most issues kept per body; the rest are only counted. */
+export const MAX_ISSUES = 20;
+
+const INVALID = Symbol('invalid');
+type Coerced = Scalar | typeof INVALID;
+
+const PAD: Record<string, number> = { s1: 1, s2: 2, s3: 3, s4: 4, s6: 6, s8: 8, s12: 12 };
+const DIGITS = /^\d+$/;
+const BOARD_SUFFIX = /\*\d+$/;
+
+function isPlaceholder(s: string): boolean {
+  const t = s.trim();
+  return t === '' || t === '-';
+}
+
+/**
+ * One value coerced to its declared type: the value, `null` for a
+ * placeholder, or `INVALID` when it cannot be used as that type.
+ */
+export function coerce(type: FieldType, v: unknown): Coerced {
+  if (v === null || v === undefined) return null;
+  if (type === 'n') {
+    if (typeof v === 'number') return Number.isFinite(v) ? v : INVALID;
+    if (typeof v === 'string') {
+      if (isPlaceholder(v)) return null;
+      const n = Number(v.includes(',') ? v.replace(/,/g, '') : v);
+      return Number.isFinite(n) ? n : INVALID;
+    }
+    return INVALID;
+  }
+  let s: string;
+  if (typeof v === 'string') {
+    if (isPlaceholder(v)) return null;
+    s = v;
+  } else if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return INVALID;
+    s = String(v);
+  } else return INVALID;
+  if (type === 's') return s;
+  if (type === 'c') return BOARD_SUFFIX.test(s) ? s.replace(BOARD_SUFFIX, '').trim() : s.trim();
+  const width = PAD[type]!;
+  if (s.length < width && DIGITS.test(s)) return s.padStart(width, '0');
+  return s;
+}
+
+/** `coerce` for callers outside this module: `undefined` stands for invalid. */
+export function coerceValue(type: FieldType, v: unknown): Scalar | undefined {
+  const c = coerce(type, v);
+  return c === INVALID ? undefined : c;
+}
+
+/**
+ * One flat row normalised against a field table. Returns the row, or a
+ * reason string when a declared field holds an unusable value, the row key
+ * is missing, or a required field is absent.
+ */
+export function normaliseRow(
+  raw: unknown,
+  table: FieldTable,
+  rowKey?: string,
+  required?: readonly string[],
+): Row | string {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return 'row is not an object';
+  const src = raw as Record<string, unknown>;
+  const out: Row = {};
+  for (const k in src) {
+    let name = k;
+    let type = table[k];
+    if (type === undefined) {
+      const alias = FIELD_ALIASES[k];
+      if (alias !== undefined && !(alias in src)) {
+        name = alias;
+        type = table[alias];
+      }
+    }
+    const v = src[k];
+    if (type === undefined) {
+      out[name] = v as Scalar;
+      continue;
+    }
+    const c = coerce(type, v);
+    if (c === INVALID) return `${name}: ${describe(v)} is not a valid ${type === 'n' ? 'number' : 'string'}`;
+    out[name] = c;
+  }
+  if (rowKey !== undefined && (out[rowKey] === undefined || out[rowKey] === null)) return `missing ${rowKey}`;
+  if (required) {
+    for (const f of required) if (out[f] === undefined) return `missing ${f}`;
+  }
+  return out;
+}
+
+function describe(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+/**
+ * The body without its envelope. A `{ jsonrpc, result: {…} }` body is
+ * unwrapped whatever the entry declares (payloads are not always what the
+ * documents say); anything that is not a JSON object is `undefined`.
+ */
+export function unwrap(body: unknown): { body: Record<string, unknown>; envelope: Envelope } | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const o = body as Record<string, unknown>;
+  const r = o.result;
+  if (r !== null && typeof r === 'object' && !Array.isArray(r) && ('jsonrpc' in o || Object.keys(o).length === 1)) {
+    return { body: r as Record<string, unknown>, envelope: 'wrapped' };
+  }
+  return { body: o, envelope: 'bare' };
+}
+
+/**
+ * A whole response body normalised against its entry's response spec.
+ * Unusable rows are dropped and counted; the body as a whole fails only
+ * when it is not an object or its list is not an array.
+ */
+export function normaliseBody(spec: ResponseSpec, body: unknown): NormaliseResult {
+  const u = unwrap(body);
+  if (!u) return { ok: false, reason: 'body is not a JSON object' };
+  const src = u.body;
+  const issues: RowIssue[] = [];
+  const list = spec.list;
+  let listKeyInBody: string | undefined;
+  if (list) {
+    if (list.key in src) listKeyInBody = list.key;
+    else listKeyInBody = list.aliases.find((a) => a in src);
+  }
+  const data: Record<string, unknown> = {};
+  for (const k in src) {
+    if (k === listKeyInBody) continue;
+    let name = k;
+    let type = spec.top[k];
+    if (type === undefined) {
+      const alias = FIELD_ALIASES[k];
+      if (alias !== undefined && !(alias in src)) {
+        name = alias;
+        type = spec.top[alias];
+      }
+    }
+    if (type === undefined) {
+      data[name] = src[k];
+      continue;
+    }
+    const c = coerce(type, src[k]);
+    if (c === INVALID) {
+      if (issues.length < MAX_ISSUES) issues.push({ index: -1, field: name, reason: `${describe(src[k])} is not valid` });
+      data[name] = null;
+    } else data[name] = c;
+  }
+  let rows: Row[] = [];
+  let dropped = 0;
+  if (list) {
+    const rawList = listKeyInBody === undefined ? [] : src[listKeyInBody];
+    if (rawList !== null && !Array.isArray(rawList)) return { ok: false, reason: `${list.key} is not an array` };
+    const arr = (rawList ?? []) as unknown[];
+    rows = new Array<Row>();
+    if (typeof list.row === 'string') {
+      // A list of scalars (holiday dates): kept in `data`, no rows.
+      const t = list.row;
+      const values: Scalar[] = [];
+      for (let i = 0; i < arr.length; i++) {
+        const c = coerce(t, arr[i]);
+        if (c === INVALID || c === null) {
+          dropped++;
+          if (issues.length < MAX_ISSUES) issues.push({ index: i, reason: `${describe(arr[i])} is not valid` });
+        } else values.push(c);
+      }
+      data[list.key] = values;
+      return { ok: true, value: { data, rows, dropped, issues } };
+    } else {
+      for (let i = 0; i < arr.length; i++) {
+        const r = normaliseRow(arr[i], list.row, list.rowKey, list.required);
+        if (typeof r === 'string') {
+          dropped++;
+          if (issues.length < MAX_ISSUES) issues.push({ index: i, reason: r });
+        } else rows.push(r);
+      }
+    }
+    data[list.key] = rows;
+  }
+  return { ok: true, value: { data, rows, dropped, issues } };
+}
