@@ -1,0 +1,68 @@
+import { EventEmitter } from 'eventemitter3';
+import type { Channel, ChannelState, Market } from '../protocol/constants.js';
+import type { ChangeBatch } from '../state/store.js';
+
+/**
+ * The bus between the poller/state (publishers) and the gateways (fan-out).
+ * In-process by default; a Redis implementation joins several processes.
+ */
+
+/** Upstream state of one feed (channel, market), as `status` messages carry it. */
+export interface FeedStatus {
+  readonly channel: Channel;
+  readonly market: Market;
+  readonly state: ChannelState;
+  /** The poll interval the budget affords now, ms (0 when not polling). */
+  readonly intervalMs: number;
+  readonly reason?: string;
+  /** When the state was entered (ms epoch). */
+  readonly ts: number;
+}
+
+/** Events a bus delivers to its subscribers. */
+export interface BusEvents {
+  /** Changes of one feed from one upstream response. */
+  batch: (batch: ChangeBatch) => void;
+  /** A feed's state changed. */
+  status: (status: FeedStatus) => void;
+}
+
+/** Publish/subscribe of change batches and feed states. */
+export interface Bus {
+  /** Delivers a batch to every subscriber (every process, for a shared bus). */
+  publish(batch: ChangeBatch): void;
+  /** Delivers a feed state to every subscriber. */
+  publishStatus(status: FeedStatus): void;
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  subscribe<E extends keyof BusEvents>(event: E, handler: BusEvents[E]): () => void;
+  /** Releases resources. */
+  close(): Promise<void>;
+}
+
+/** The in-process bus: synchronous delivery through eventemitter3. */
+export class LocalBus implements Bus {
+  private readonly ee = new EventEmitter<BusEvents>();
+
+  /** Delivers synchronously to every handler. */
+  publish(batch: ChangeBatch): void {
+    if (batch.events.length > 0) this.ee.emit('batch', batch);
+  }
+
+  /** Delivers synchronously to every handler. */
+  publishStatus(status: FeedStatus): void {
+    this.ee.emit('status', status);
+  }
+
+  /** Adds a handler; returns its remover. */
+  subscribe<E extends keyof BusEvents>(event: E, handler: BusEvents[E]): () => void {
+    this.ee.on(event, handler as never);
+    return () => {
+      this.ee.off(event, handler as never);
+    };
+  }
+
+  /** Removes every handler. */
+  async close(): Promise<void> {
+    this.ee.removeAllListeners();
+  }
+}

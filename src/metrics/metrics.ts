@@ -1,0 +1,141 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every Prometheus metric the bridge exports, in one registry per bridge
+ * instance (so several bridges in one process, as in tests, do not collide).
+ * Served as text at `/metrics`; each is listed in docs/OPERATIONS.md.
+ */
+export class Metrics {
+  /** The registry `/metrics` renders. */
+  readonly registry = new Registry();
+
+  /** Open WebSocket connections. */
+  readonly clients = new Gauge({ name: 'krx_clients', help: 'Open WebSocket connections', registers: [this.registry] });
+  /** Subscribed topics across connections (a wildcard counts once). */
+  readonly topics = new Gauge({ name: 'krx_topics', help: 'Distinct subscribed topics', registers: [this.registry] });
+  /** Connections accepted, by outcome. */
+  readonly connections = new Counter({
+    name: 'krx_connections_total',
+    help: 'WebSocket upgrade attempts by outcome (accepted, unauthorized, forbidden_origin, too_many)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  /** Server messages sent, by type. */
+  readonly messagesOut = new Counter({
+    name: 'krx_messages_out_total',
+    help: 'Server messages sent to clients, by type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+  /** WebSocket frames written. */
+  readonly framesOut = new Counter({ name: 'krx_frames_out_total', help: 'WebSocket frames written', registers: [this.registry] });
+  /** Payload bytes written to clients. */
+  readonly bytesOut = new Counter({ name: 'krx_bytes_out_total', help: 'Payload bytes sent to clients', registers: [this.registry] });
+  /** Client messages received, by op. */
+  readonly messagesIn = new Counter({
+    name: 'krx_messages_in_total',
+    help: 'Client messages received, by op (invalid for unparseable)',
+    labelNames: ['op'] as const,
+    registers: [this.registry],
+  });
+  /** Error frames sent, by code. */
+  readonly errorsOut = new Counter({
+    name: 'krx_errors_out_total',
+    help: 'Error frames sent to clients, by code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  /** Connections closed by the server, by close code. */
+  readonly closes = new Counter({
+    name: 'krx_server_closes_total',
+    help: 'Connections closed by the server, by close code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  /** Slow-consumer policy steps taken. */
+  readonly slowConsumer = new Counter({
+    name: 'krx_slow_consumer_total',
+    help: 'Slow-consumer steps: conflate, resnapshot, close',
+    labelNames: ['step'] as const,
+    registers: [this.registry],
+  });
+  /** Upstream calls, by endpoint id and outcome code (ok or an error code). */
+  readonly upstreamCalls = new Counter({
+    name: 'krx_upstream_calls_total',
+    help: 'Upstream calls by endpoint and outcome',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  /** Upstream call latency. */
+  readonly upstreamLatency = new Histogram({
+    name: 'krx_upstream_latency_seconds',
+    help: 'Upstream call latency (including retries)',
+    labelNames: ['endpoint'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  /** Rows the normaliser dropped as unusable. */
+  readonly rowsDropped = new Counter({
+    name: 'krx_upstream_rows_dropped_total',
+    help: 'Upstream rows dropped as unusable, by endpoint',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+  /** Upstream calls left today, as last reported. */
+  readonly budgetRemaining = new Gauge({
+    name: 'krx_budget_remaining',
+    help: 'Upstream calls left today (X-RateLimit-Remaining-Day)',
+    registers: [this.registry],
+  });
+  /** Upstream daily limit, as last reported. */
+  readonly budgetLimit = new Gauge({ name: 'krx_budget_limit', help: 'Upstream daily call limit', registers: [this.registry] });
+  /** Poll interval the budget affords per feed. */
+  readonly pollInterval = new Gauge({
+    name: 'krx_poll_interval_seconds',
+    help: 'Poll interval per feed',
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
+  /** Feed state (1 for the current state of each feed). */
+  readonly feedState = new Gauge({
+    name: 'krx_feed_state',
+    help: 'Feed state: 1 for the current state',
+    labelNames: ['feed', 'state'] as const,
+    registers: [this.registry],
+  });
+  /** Time of one poll cycle: call, normalise, diff, publish. */
+  readonly cycleTime = new Histogram({
+    name: 'krx_poll_cycle_seconds',
+    help: 'Poll cycle time (upstream call to publish)',
+    labelNames: ['feed'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  /** Time of the diff and publish step of a cycle. */
+  readonly diffTime = new Histogram({
+    name: 'krx_diff_seconds',
+    help: 'Diff and publish time of one upstream response',
+    labelNames: ['feed'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+    registers: [this.registry],
+  });
+  /** Changes published. */
+  readonly changes = new Counter({
+    name: 'krx_changes_total',
+    help: 'Topic changes published (snapshots of new topics and patches)',
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
+  /** On-demand cache lookups, by result. */
+  readonly cache = new Counter({
+    name: 'krx_ondemand_cache_total',
+    help: 'On-demand lookups by result: hit, miss, shared (joined an in-flight call)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  /** Metrics with Node's default process metrics (CPU, memory, event loop) included. */
+  constructor(opts: { defaults?: boolean } = {}) {
+    if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry });
+  }
+}
