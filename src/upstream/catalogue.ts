@@ -90,6 +90,8 @@ export interface Endpoint {
   readonly params: z.ZodType<Record<string, unknown>>;
   /** Names of the parameters that go in the query string, in order. */
   readonly query: readonly QueryName[];
+  /** The query parameters among `query` that a call must carry. */
+  readonly requiredQuery: readonly QueryName[];
   /** Allowed `{marketcode}` values (empty when the path has none). */
   readonly markets: readonly string[];
   /** Kind of `{issuecode}`, when the path has one. */
@@ -152,6 +154,7 @@ function define(d: Def): Endpoint {
     path: d.path,
     params: z.object(shape).strict() as unknown as z.ZodType<Record<string, unknown>>,
     query,
+    requiredQuery: query.filter((name) => d.query?.[name] === 'required'),
     markets: d.markets ?? [],
     ...(d.code ? { code: d.code } : {}),
     envelope: d.envelope,
@@ -245,7 +248,7 @@ const V2_STOCKS: Def[] = [
     kind: 'closing',
     provision: BATCH,
     response: top(F.SELECTIVE_MASTER),
-    query: { fields: 'required' },
+    query: { fields: 'optional' },
   }),
   v2Stocks('closeprice', 'Closing price of an issue', { kind: 'closing', provision: after('15:40'), response: top(F.CLOSE) }),
   v2Stocks('price', 'Last trade of an issue', { kind: 'realtime', provision: REALTIME_STRICT, response: top(F.STOCK_PRICE) }),
@@ -365,7 +368,7 @@ const derivative = (
   const price = product === 'futures' ? F.FUTURES_PRICE : F.OPTIONS_PRICE;
   const lists = d('lists', 'contract list', 'closing', BATCH, SYMBOLS, { perIssue: false, envelope: 'bare' });
   const master = d('master', 'contract master data', 'closing', BATCH, top(F.DERIVATIVE_MASTER));
-  const close = d('closeprice', 'closing price', 'closing', after(product === 'futures' ? '15:50' : '15:50'), top(F.CLOSE));
+  const close = d('closeprice', 'closing price', 'closing', after('15:50'), top(F.CLOSE));
   const history = d('history', 'daily, weekly or monthly bars', 'closing', BATCH, HISTORY, { query: HIST_Q });
   const live = [
     d('price', 'last trade', 'realtime', REALTIME, top(price)),
@@ -394,7 +397,9 @@ const indexV2 = (name: string, title: string, kind: EndpointKind, provision: Pro
 });
 
 const V2_INDEX: Def[] = [
-  indexV2('closeprice', 'closing value', 'closing', after('15:40'), top(F.INDEX_CLOSE)),
+  // The provider's URI list and field tables both name this path `closeindex`
+  // (as v3 does); the `closeprice` of spec document 1 would answer 404.
+  indexV2('closeindex', 'closing value', 'closing', after('15:40'), top(F.INDEX_CLOSE)),
   indexV2('index', 'realtime value', 'realtime', REALTIME, top(F.INDEX_VALUE)),
   indexV2('prospectindex', 'expected value', 'realtime', REALTIME, top(F.PROSPECT_INDEX)),
   indexV2('marketcap', 'market capitalisation', 'realtime', REALTIME, top(F.INDEX_MARKETCAP)),
@@ -425,7 +430,7 @@ const closed = (
 const V3_CLOSED: Def[] = [
   closed('lists', 'Symbol list of a market', BATCH, SYMBOLS, { perIssue: false, envelope: 'bare', markets: LIST_MARKETS }),
   closed('master', 'Master data of an issue (with English name)', BATCH, top(F.STOCK_MASTER)),
-  closed('selectivemaster', 'Selected master fields of an issue', BATCH, top(F.SELECTIVE_MASTER), { query: { fields: 'required' } }),
+  closed('selectivemaster', 'Selected master fields of an issue', BATCH, top(F.SELECTIVE_MASTER), { query: { fields: 'optional' } }),
   closed('closeprice', 'Closing price of an issue', after('15:40'), top(F.CLOSE)),
   closed('index', 'Market index at the close', after('15:40'), top(F.INDEX_CLOSE), { perIssue: false }),
   closed('shortsell', 'Short selling and lending balance by day', after('18:00'), SHORTSELL, { query: RANGE_Q }),

@@ -295,7 +295,9 @@ export const SELECTIVE_MASTER: FieldTable = {
   lendBalAmt: 'n',
   srtsellOverheatDd: 'n',
   ...movingAverages(),
-  BzDd: 'n',
+  // Declared number(11) in the selective table, but spec document 1 §2.1.3
+  // names BzDd among the date fields whose declared type is the string one.
+  BzDd: 's8',
   wk52HgstPrc: 'n',
   wk52LwstPrc: 'n',
   wk52HgstprcDd: 'n',
@@ -308,8 +310,13 @@ export const SELECTIVE_MASTER: FieldTable = {
   Cap: 'n',
 };
 
-/** Field names a selectivemaster request may ask for (the query flags). */
-export const SELECTIVE_MASTER_FIELDS: readonly string[] = Object.keys(SELECTIVE_MASTER);
+/**
+ * Field names a selectivemaster request may ask for (the query flags): the
+ * canonical names of `SELECTIVE_MASTER` plus the provider's own spellings of
+ * the same fields (`srtsellTrdVol`, `IsuEngNm`), which its request
+ * documentation uses.
+ */
+export const SELECTIVE_MASTER_FIELDS: readonly string[] = [...Object.keys(SELECTIVE_MASTER), 'srtsellTrdVol', 'IsuEngNm'];
 
 /** DERIVATIVE-MASTER: futures and options master data (setlmult is the contract multiplier). */
 export const DERIVATIVE_MASTER: FieldTable = {

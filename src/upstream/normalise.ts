@@ -50,10 +50,24 @@ type Coerced = Scalar | typeof INVALID;
 const PAD: Record<string, number> = { s1: 1, s2: 2, s3: 3, s4: 4, s6: 6, s8: 8, s12: 12 };
 const DIGITS = /^\d+$/;
 const BOARD_SUFFIX = /\*\d+$/;
+// Plain decimal text only: Number() alone would also take "0x1A", "0b1" and "Infinity".
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 function isPlaceholder(s: string): boolean {
   const t = s.trim();
   return t === '' || t === '-';
+}
+
+function numberFromText(v: string): Coerced {
+  const t = v.trim();
+  if (t === '' || t === '-') return null;
+  const plain = t.includes(',') ? t.replace(/,/g, '') : t;
+  return DECIMAL.test(plain) ? Number(plain) : INVALID;
+}
+
+function shortCode(s: string): string {
+  const star = s.lastIndexOf('*');
+  return (star >= 0 && BOARD_SUFFIX.test(s) ? s.slice(0, star) : s).trim();
 }
 
 /**
@@ -64,11 +78,7 @@ export function coerce(type: FieldType, v: unknown): Coerced {
   if (v === null || v === undefined) return null;
   if (type === 'n') {
     if (typeof v === 'number') return Number.isFinite(v) ? v : INVALID;
-    if (typeof v === 'string') {
-      if (isPlaceholder(v)) return null;
-      const n = Number(v.includes(',') ? v.replace(/,/g, '') : v);
-      return Number.isFinite(n) ? n : INVALID;
-    }
+    if (typeof v === 'string') return numberFromText(v);
     return INVALID;
   }
   let s: string;
@@ -80,7 +90,7 @@ export function coerce(type: FieldType, v: unknown): Coerced {
     s = String(v);
   } else return INVALID;
   if (type === 's') return s;
-  if (type === 'c') return BOARD_SUFFIX.test(s) ? s.replace(BOARD_SUFFIX, '').trim() : s.trim();
+  if (type === 'c') return shortCode(s);
   const width = PAD[type]!;
   if (s.length < width && DIGITS.test(s)) return s.padStart(width, '0');
   return s;
@@ -119,6 +129,11 @@ export function normaliseRow(
     const v = src[k];
     if (type === undefined) {
       out[name] = v as Scalar;
+      continue;
+    }
+    // Fast path for the common case (a finite number where one is declared).
+    if (type === 'n' && typeof v === 'number' && Number.isFinite(v)) {
+      out[name] = v;
       continue;
     }
     const c = coerce(type, v);
