@@ -35,7 +35,8 @@ export const ERROR_BODIES = {
  * vary; the classification keys on the words that carry the meaning.
  */
 export function classify400(text: string): 'invalid_code' | 'not_provided_now' | 'bad_request' {
-  if (/제공\s*시간|제공시각|provision/i.test(text)) return 'not_provided_now';
-  if (/^소속|시장|종목코드|유효하지|invalid/i.test(text)) return 'invalid_code';
+  if (/제공\s*시[간각]|시간이\s*아닙|provision|not\s+(the\s+)?provided/i.test(text)) return 'not_provided_now';
+  // Not a bare "시장" (market): it also occurs in texts about market hours.
+  if (/^\s*소속|소속\s*시장|종목\s*코드|유효하지|invalid/i.test(text)) return 'invalid_code';
   return 'bad_request';
 }
