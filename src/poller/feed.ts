@@ -1,0 +1,287 @@
+import type { Logger } from '../log.js';
+import type { Bus, FeedStatus } from '../bus/bus.js';
+import type { Channel, ChannelState, Market } from '../protocol/constants.js';
+import type { StateStore } from '../state/store.js';
+import type { Row } from '../upstream/normalise.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { DemandView } from './demand.js';
+import type { MarketClock } from './session.js';
+import { isListChannel, planCycle, type Family, type PlannedCall } from './feeds.js';
+
+/**
+ * One feed (channel, market): a sequential poll loop that calls the upstream
+ * for what is wanted, applies each answer to the state store, publishes the
+ * changes, and keeps the feed's state. Never two cycles (so never two
+ * requests for the same resource) in flight.
+ */
+
+/** The upstream call a feed makes (UpstreamClient.call). */
+export interface FeedCaller {
+  call(
+    id: string,
+    params: Record<string, unknown>,
+  ): Promise<{ data: Record<string, unknown>; rows: Row[]; dropped: number; receivedAt: number }>;
+}
+
+/** The budget as a feed sees it. */
+export interface BudgetView {
+  readonly remaining: number | null;
+  readonly resetAt: number | null;
+  isExhausted(now: number): boolean;
+}
+
+/** Shared dependencies and settings of every feed. */
+export interface FeedContext {
+  readonly caller: FeedCaller;
+  readonly budget: BudgetView;
+  readonly store: StateStore;
+  readonly bus: Bus;
+  readonly demand: DemandView;
+  readonly clock: MarketClock;
+  readonly logger: Logger;
+  readonly metrics?: Metrics;
+  readonly random: () => number;
+  /** Whether this process may poll now (cluster leadership); default always. */
+  readonly mayPoll: () => boolean;
+  /** Interval the pacer grants this feed now, ms. */
+  readonly intervalFor: (feed: Feed) => number;
+  readonly baseMs: number;
+  readonly idleGraceMs: number;
+  readonly closedCheckMs: number;
+  readonly authRetryMs: number;
+  readonly maxBackoffMs: number;
+}
+
+interface ErrorLike {
+  readonly code?: unknown;
+  readonly message?: unknown;
+  readonly resetAt?: unknown;
+}
+
+const MAX_INTERVAL_MS = 10 * 60_000;
+
+/** The poll loop of one feed. */
+export class Feed {
+  /** Current state, as last published. */
+  state: ChannelState = 'idle';
+  /** Reason of the current state. */
+  reason: string | undefined;
+  /** Interval in effect, ms. */
+  intervalMs = 0;
+  /** When the last successful response arrived (ms epoch). */
+  lastOkTs: number | undefined;
+  /** Upstream calls made by this feed. */
+  calls = 0;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private nextAt = 0;
+  private lastStart = 0;
+  private running = false;
+  private stopped = true;
+  private idleSince: number | undefined;
+
+  /** A stopped feed of `channel` on `market`, polling the `family` endpoints. */
+  constructor(
+    readonly channel: Channel,
+    readonly market: Market,
+    readonly family: Family,
+    private readonly ctx: FeedContext,
+  ) {}
+
+  /** `channel.market`. */
+  get key(): string {
+    return `${this.channel}.${this.market}`;
+  }
+
+  /** Codes and wildcard currently wanted. */
+  wanted(): { codes: ReadonlySet<string>; wildcard: boolean } {
+    return { codes: this.ctx.demand.codes(this.channel, this.market), wildcard: this.ctx.demand.wildcard(this.channel, this.market) };
+  }
+
+  /** The calls the next cycle would make. */
+  plan(): PlannedCall[] {
+    const w = this.wanted();
+    return planCycle(this.channel, this.market, this.family, w.codes, w.wildcard);
+  }
+
+  /** Starts (or wakes) the loop: the next cycle runs as soon as spacing allows. */
+  wake(): void {
+    this.stopped = false;
+    if (this.running) return;
+    const now = this.ctx.clock.now();
+    const earliest = this.state === 'live' || this.state === 'idle' ? this.lastStart + this.ctx.baseMs : this.nextAt;
+    this.schedule(Math.max(0, earliest - now));
+  }
+
+  /** Stops the loop; an in-flight cycle finishes but schedules nothing. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The feed's status as published. */
+  status(): FeedStatus {
+    return {
+      channel: this.channel,
+      market: this.market,
+      state: this.state,
+      intervalMs: this.intervalMs,
+      ...(this.reason ? { reason: this.reason } : {}),
+      ts: this.ctx.clock.now(),
+    };
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.nextAt = this.ctx.clock.now() + delayMs;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.cycle();
+    }, delayMs);
+    this.timer.unref?.();
+  }
+
+  private async cycle(): Promise<void> {
+    if (this.stopped || this.running) return;
+    this.running = true;
+    try {
+      this.schedule(await this.step());
+    } catch (err) {
+      this.ctx.logger.error({ err, feed: this.key }, 'poll cycle failed unexpectedly');
+      this.schedule(this.backoff());
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** One cycle; returns the delay before the next, ms. */
+  private async step(): Promise<number> {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    const calls = this.plan();
+    if (calls.length === 0) {
+      this.idleSince ??= now;
+      if (now - this.idleSince >= ctx.idleGraceMs) {
+        this.setState('idle', undefined, 0);
+        this.stopped = true;
+        return 0;
+      }
+      return ctx.idleGraceMs - (now - this.idleSince);
+    }
+    this.idleSince = undefined;
+    if (!ctx.mayPoll()) return ctx.baseMs;
+    if (ctx.clock.session() === 'closed') {
+      this.setState('closed', 'market closed', 0);
+      return ctx.closedCheckMs;
+    }
+    if (ctx.budget.isExhausted(now)) return this.rateLimited(ctx.budget.resetAt);
+    const interval = Math.min(MAX_INTERVAL_MS, ctx.intervalFor(this));
+    this.lastStart = now;
+    const results = await Promise.allSettled(calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
+    this.calls += calls.length;
+    return this.settle(calls, results, now, interval);
+  }
+
+  private settle(
+    calls: PlannedCall[],
+    results: PromiseSettledResult<Awaited<ReturnType<FeedCaller['call']>>>[],
+    started: number,
+    interval: number,
+  ): number {
+    let firstError: ErrorLike | undefined;
+    let drift: string | undefined;
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!;
+      if (r.status === 'rejected') {
+        firstError ??= (r.reason ?? {}) as ErrorLike;
+        continue;
+      }
+      const rows = this.rowsOf(r.value, calls[i]!);
+      if (rows.length === 0 && r.value.dropped > 0) {
+        drift = `schema drift: all ${r.value.dropped} rows unusable`;
+        continue;
+      }
+      this.publish(rows, r.value.receivedAt);
+    }
+    this.ctx.metrics?.cycleTime.observe({ feed: this.key }, (this.ctx.clock.now() - started) / 1000);
+    if (firstError) return this.failed(firstError);
+    if (drift) return this.failed({ code: 'malformed_body', message: drift });
+    this.failures = 0;
+    this.lastOkTs = this.ctx.clock.now();
+    this.setState('live', undefined, interval);
+    return Math.max(0, started + interval - this.ctx.clock.now());
+  }
+
+  private rowsOf(value: { data: Record<string, unknown>; rows: Row[] }, call: PlannedCall): Row[] {
+    if (isListChannel(this.channel) || this.channel === 'price' || this.channel === 'book') return value.rows;
+    // Per-issue responses (index) are one object; key it by the code asked for.
+    const row = value.data as Row;
+    const code = call.params.issuecode;
+    return [typeof row.isuSrtCd === 'string' && row.isuSrtCd ? row : { ...row, isuSrtCd: code as string }];
+  }
+
+  private publish(rows: Row[], ts: number): void {
+    const t0 = performance.now();
+    const batch = this.ctx.store.apply(this.channel, this.market, rows, ts);
+    this.ctx.bus.publish(batch);
+    const m = this.ctx.metrics;
+    if (m) {
+      m.diffTime.observe({ feed: this.key }, (performance.now() - t0) / 1000);
+      if (batch.events.length) m.changes.inc({ feed: this.key }, batch.events.length);
+    }
+  }
+
+  private failed(err: ErrorLike): number {
+    const code = typeof err.code === 'string' ? err.code : 'network';
+    const msg = typeof err.message === 'string' ? err.message : code;
+    if (code === 'rate_limited') {
+      return this.rateLimited(typeof err.resetAt === 'number' ? err.resetAt : this.ctx.budget.resetAt);
+    }
+    if (code === 'unauthorized') {
+      if (this.state !== 'error') this.ctx.logger.error({ feed: this.key }, 'upstream refused the bridge credentials (401); check UPSTREAM_API_KEY');
+      this.setState('error', 'upstream refused the credentials (401)', 0);
+      return this.ctx.authRetryMs;
+    }
+    if (code === 'not_provided_now') {
+      this.setState('closed', 'not provided at this time', 0);
+      return this.ctx.closedCheckMs;
+    }
+    this.failures++;
+    const delay = this.backoff();
+    if (this.failures === 1 || this.state !== 'stale') this.ctx.logger.warn({ feed: this.key, code, err: msg }, 'poll failed; data is stale');
+    this.setState('stale', `${code}: ${msg}`.slice(0, 200), delay);
+    return delay;
+  }
+
+  private rateLimited(resetAt: number | null): number {
+    const now = this.ctx.clock.now();
+    const until = resetAt && resetAt > now ? resetAt : now + 60_000;
+    this.setState('rate_limited', `daily call budget spent until ${new Date(until).toISOString()}`, 0);
+    // Wake just after the reset (with jitter, so a cluster does not stampede).
+    return Math.min(until - now + Math.floor(this.ctx.random() * 5000), 24 * 3600_000);
+  }
+
+  private backoff(): number {
+    const exp = Math.min(this.ctx.maxBackoffMs, this.ctx.baseMs * 2 ** Math.min(10, this.failures));
+    return Math.max(this.ctx.baseMs, Math.floor(exp / 2 + (this.ctx.random() * exp) / 2));
+  }
+
+  private setState(state: ChannelState, reason: string | undefined, intervalMs: number): void {
+    // A stale feed's backoff changes every attempt; report it without a status flood.
+    if (state === this.state && reason === this.reason && (intervalMs === this.intervalMs || state === 'stale')) return;
+    const m = this.ctx.metrics;
+    if (m) {
+      if (state !== this.state) {
+        m.feedState.set({ feed: this.key, state: this.state }, 0);
+        m.feedState.set({ feed: this.key, state }, 1);
+      }
+      m.pollInterval.set({ feed: this.key }, intervalMs / 1000);
+    }
+    this.state = state;
+    this.reason = reason;
+    this.intervalMs = intervalMs;
+    this.ctx.bus.publishStatus(this.status());
+  }
+}

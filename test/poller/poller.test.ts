@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Poller } from '../../src/poller/poller.js';
+import { Demand } from '../../src/poller/demand.js';
+import { marketClock, type MarketClock } from '../../src/poller/session.js';
+import { StateStore } from '../../src/state/store.js';
+import { LocalBus, type FeedStatus } from '../../src/bus/bus.js';
+import { silentLogger } from '../../src/log.js';
+import type { Row } from '../../src/upstream/normalise.js';
+
+class FakeCaller {
+  calls: { id: string; params: Record<string, unknown>; at: number }[] = [];
+  fail: ((id: string) => Error | undefined) | undefined;
+  dropAll = false;
+  price = 100;
+  async call(id: string, params: Record<string, unknown>) {
+    this.calls.push({ id, params, at: Date.now() });
+    const err = this.fail?.(id);
+    if (err) throw err;
+    const codes = (params.isuCd as string[] | undefined) ?? ['005930', '000660'];
+    const rows: Row[] = this.dropAll ? [] : codes.map((c) => ({ isuSrtCd: c, trdPrc: this.price }));
+    return { data: { isuLists: rows }, rows, dropped: this.dropAll ? codes.length : 0, receivedAt: Date.now() };
+  }
+}
+
+const coded = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(code), { code, ...extra });
+
+describe('Poller', () => {
+  let caller: FakeCaller;
+  let demand: Demand;
+  let bus: LocalBus;
+  let statuses: FeedStatus[];
+  let budget: { remaining: number | null; resetAt: number | null; exhaustedUntil: number; isExhausted(now: number): boolean };
+  let poller: Poller;
+  const make = (clock: MarketClock = marketClock('always')) => {
+    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock, logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller.start();
+    return poller;
+  };
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-20T10:00:00+09:00') });
+    caller = new FakeCaller();
+    demand = new Demand();
+    bus = new LocalBus();
+    statuses = [];
+    bus.subscribe('status', (s) => statuses.push(s));
+    budget = {
+      remaining: null,
+      resetAt: null,
+      exhaustedUntil: 0,
+      isExhausted(now) {
+        return now < this.exhaustedUntil;
+      },
+    };
+  });
+  afterEach(() => {
+    poller?.stop();
+    vi.useRealTimers();
+  });
+
+  it('makes no call while nobody subscribes', async () => {
+    make();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(caller.calls).toEqual([]);
+  });
+
+  it('polls a list channel once per second while subscribed, and stops after the idle grace', async () => {
+    make();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(10_050);
+    expect(caller.calls.length).toBe(11);
+    expect(new Set(caller.calls.map((c) => c.id))).toEqual(new Set(['v2.multiquote.lists']));
+    demand.remove('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(3_000);
+    const n = caller.calls.length;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(caller.calls.length).toBe(n);
+    expect(statuses.at(-1)).toMatchObject({ channel: 'quote', state: 'idle' });
+  });
+
+  it('book for 45 codes makes exactly 3 calls per cycle', async () => {
+    make();
+    for (let i = 0; i < 45; i++) demand.add('book', 'kosdaq', String(200000 + i));
+    await vi.advanceTimersByTimeAsync(4_950);
+    expect(caller.calls.length).toBe(15);
+    expect(caller.calls.every((c) => c.id === 'v3.realtime.multiquote.orderbook')).toBe(true);
+    expect(caller.calls.slice(0, 3).map((c) => (c.params.isuCd as string[]).length)).toEqual([20, 20, 5]);
+  });
+
+  it('after a 429 it makes no call until the reset, then resumes', async () => {
+    make();
+    const resetAt = Date.now() + 30_000;
+    caller.fail = () => coded('rate_limited', { resetAt });
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(caller.calls.length).toBe(1);
+    expect(statuses.at(-1)).toMatchObject({ state: 'rate_limited' });
+    caller.fail = undefined;
+    await vi.advanceTimersByTimeAsync(29_000);
+    expect(caller.calls.length).toBe(1);
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(caller.calls.length).toBeGreaterThan(1);
+    expect(statuses.at(-1)).toMatchObject({ state: 'live' });
+  });
+
+  it('an exhausted budget blocks calls without trying', async () => {
+    budget.exhaustedUntil = Date.now() + 20_000;
+    budget.resetAt = budget.exhaustedUntil;
+    make();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(caller.calls.length).toBe(0);
+    expect(statuses.at(-1)).toMatchObject({ state: 'rate_limited' });
+  });
+
+  it('5xx bursts mark the feed stale with backoff, then live again', async () => {
+    make();
+    caller.fail = () => coded('upstream_error');
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(10_000);
+    const failing = caller.calls.length;
+    expect(failing).toBeGreaterThan(1);
+    expect(failing).toBeLessThan(8);
+    expect(statuses.at(-1)).toMatchObject({ state: 'stale' });
+    caller.fail = undefined;
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect(statuses.at(-1)).toMatchObject({ state: 'live', intervalMs: 1000 });
+  });
+
+  it('401 is an error state retried slowly', async () => {
+    make();
+    caller.fail = () => coded('unauthorized');
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(caller.calls.length).toBe(1);
+    expect(statuses.at(-1)).toMatchObject({ state: 'error' });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(caller.calls.length).toBe(2);
+  });
+
+  it('a response whose every row is unusable is schema drift: stale', async () => {
+    make();
+    caller.dropAll = true;
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(statuses.at(-1)).toMatchObject({ state: 'stale' });
+    expect(statuses.at(-1)!.reason).toMatch(/schema drift/);
+  });
+
+  it('polls nothing while the market is closed', async () => {
+    vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
+    make(marketClock('kst'));
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(caller.calls.length).toBe(0);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed' });
+  });
+
+  it('publishes the changes it sees', async () => {
+    make();
+    const events: string[] = [];
+    bus.subscribe('batch', (b) => events.push(...b.events.map((e) => `${e.kind}:${e.topic}:${e.seq}`)));
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(100);
+    caller.price = 101;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(events).toEqual([
+      'snapshot:quote.kospi.005930:1',
+      'snapshot:quote.kospi.000660:1',
+      'patch:quote.kospi.005930:2',
+      'patch:quote.kospi.000660:2',
+    ]);
+  });
+});
