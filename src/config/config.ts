@@ -1,0 +1,135 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/**
+ * Configuration from environment variables, with CLI flags mirroring them
+ * (`PORT` = `--port`, `UPSTREAM_API_KEY` = `--upstream-api-key`). Validated
+ * by zod; a bad setting stops start-up with one line naming it.
+ * Every setting is listed in README.md §Configuration.
+ */
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const csv = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const family = z.enum(['v2', 'v3']);
+
+/** The settings: name, schema (with default), and what it does. */
+export const SETTINGS = {
+  PORT: { schema: int(0, 65535).default(8080), text: 'HTTP and WebSocket port.' },
+  HOST: { schema: z.string().min(1).default('0.0.0.0'), text: 'Interface to listen on.' },
+  UPSTREAM_URL: {
+    schema: z.string().url().optional(),
+    text: 'Base URL of the market-data API. Unset: the built-in simulator starts on a loopback port.',
+  },
+  UPSTREAM_API_KEY: { schema: z.string().min(1).optional(), text: 'API key for the upstream (sent as the `apikey` header; never logged).' },
+  UPSTREAM_TIMEOUT_MS: { schema: int(100, 120_000).default(5000), text: 'Per-request upstream timeout, ms.' },
+  UPSTREAM_CONNECTIONS: { schema: int(1, 256).default(8), text: 'Keep-alive connections to the upstream.' },
+  UPSTREAM_RETRIES: { schema: int(0, 10).default(2), text: 'Retries of network errors and 5xx (never 4xx or 429).' },
+  KOSPI_FAMILY: { schema: family.default('v2'), text: 'API family (`v2` or `v3` paths) for KOSPI.' },
+  KOSDAQ_FAMILY: { schema: family.default('v3'), text: 'API family (`v2` or `v3` paths) for KOSDAQ.' },
+  MARKET_CLOCK: {
+    schema: z.enum(['kst', 'always']).optional(),
+    text: '`kst`: poll only during KRX sessions; `always`: treat the market as open. Default `kst` with an upstream, `always` with the simulator.',
+  },
+  POLL_BASE_MS: { schema: int(200, 60_000).default(1000), text: 'Fastest poll interval per feed, ms (the upstream refreshes once a second).' },
+  IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
+  BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups.' },
+  RING_SIZE: { schema: int(1, 10_000).default(32), text: 'Patches kept per topic for resume.' },
+  LOG_LEVEL: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    text: 'Log level.',
+  },
+  HEARTBEAT_MS: { schema: int(1000, 600_000).default(15_000), text: 'WebSocket ping interval; a peer silent for two intervals is dropped.' },
+  MAX_TOPICS: { schema: int(1, 100_000).default(1000), text: 'Explicit topics per connection.' },
+  MAX_WILDCARDS: { schema: int(0, 64).default(8), text: 'Whole-market subscriptions per connection.' },
+  MAX_MESSAGES_PER_SECOND: { schema: int(1, 10_000).default(50), text: 'Client messages per second per connection (burst 2×).' },
+  MAX_PAYLOAD_BYTES: { schema: int(1024, 16 * 1024 * 1024).default(262_144), text: 'Largest client frame, bytes.' },
+  GETS_PER_MINUTE: { schema: int(1, 100_000).default(120), text: '`get` requests per minute per connection.' },
+  API_REQUESTS_PER_MINUTE: { schema: int(1, 100_000).default(60), text: '`/api` passthrough requests per minute per client.' },
+  MAX_CONNECTIONS_PER_IP: { schema: int(1, 1_000_000).default(100), text: 'Open connections per remote address.' },
+  SLOW_CONFLATE_BYTES: { schema: int(1024, 1 << 30).default(1 << 20), text: 'Buffered bytes at which a client’s updates are conflated.' },
+  SLOW_RESNAPSHOT_BYTES: { schema: int(1024, 1 << 30).default(4 << 20), text: 'Buffered bytes at which a client’s queue is dropped for fresh snapshots.' },
+  SLOW_CLOSE_BYTES: { schema: int(1024, 1 << 30).default(16 << 20), text: 'Buffered bytes at which a slow client is closed (4008).' },
+  PERMESSAGE_DEFLATE: { schema: bool.default(false), text: 'Offer permessage-deflate compression.' },
+  AUTH_TOKENS: { schema: csv.optional(), text: 'Comma-separated static client tokens. Unset (with no other auth): open access.' },
+  AUTH_TOKENS_FILE: { schema: z.string().min(1).optional(), text: 'File of client tokens, one per line, optionally followed by JSON limits.' },
+  AUTH_JWT_SECRET: { schema: z.string().min(16).optional(), text: 'HMAC secret for HS256 client JWTs (at least 16 characters).' },
+  ALLOWED_ORIGINS: { schema: csv.optional(), text: 'Comma-separated browser origins allowed to connect. Unset: any origin.' },
+  REDIS_URL: { schema: z.string().url().optional(), text: 'Redis URL; set it to run several bridge processes as one cluster.' },
+  SIM_CLOCK: { schema: z.enum(['open', 'kst', 'fast']).default('open'), text: 'Clock of the built-in simulator.' },
+  SIM_SEED: { schema: int(0, 2 ** 31 - 1).default(20261120), text: 'Seed of the built-in simulator’s market.' },
+  SIM_DAILY_LIMIT: {
+    schema: int(1, 1_000_000_000).default(1_000_000),
+    text: 'Daily call limit of the built-in simulator (higher than the real example of 50,000 so the demo runs at full rate at any hour).',
+  },
+} as const;
+
+type Settings = typeof SETTINGS;
+/** A setting's name. */
+export type SettingName = keyof Settings;
+
+/** The validated configuration. */
+export type Config = { [K in SettingName]: z.output<Settings[K]['schema']> };
+
+/** A configuration error naming the setting. */
+export class ConfigError extends Error {
+  /** Stable code of configuration errors. */
+  readonly code = 'invalid_config';
+  /** @param setting the offending setting's name */
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The CLI flag of a setting: `UPSTREAM_API_KEY` -> `upstream-api-key`. */
+export function flagOf(name: string): string {
+  return name.toLowerCase().replace(/_/g, '-');
+}
+
+/**
+ * Reads and validates the configuration. CLI flags override environment
+ * variables. Throws ConfigError for the first bad setting (never echoing
+ * secret values).
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env, argv: string[] = process.argv.slice(2)): Config {
+  const names = Object.keys(SETTINGS) as SettingName[];
+  const options = Object.fromEntries(names.map((n) => [flagOf(n), { type: 'string' as const }]));
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+  } catch (err) {
+    const m = /'(--[\w-]+)'/.exec(String((err as Error).message));
+    throw new ConfigError(m?.[1] ?? 'argv', `unknown or malformed option ${m?.[1] ?? ''}`.trim());
+  }
+  const out: Record<string, unknown> = {};
+  for (const n of names) {
+    const raw = flags[flagOf(n)] ?? env[n];
+    const value = raw === '' ? undefined : raw;
+    const r = (SETTINGS[n].schema as z.ZodType).safeParse(value);
+    if (!r.success) {
+      const secret = /KEY|SECRET|TOKENS$/.test(n);
+      const shown = value === undefined || secret ? '' : ` (got ${JSON.stringify(String(value).slice(0, 60))})`;
+      throw new ConfigError(n, `invalid setting ${n}: ${r.error.issues[0]?.message ?? 'invalid'}${shown}`);
+    }
+    out[n] = r.data;
+  }
+  const c = out as Config;
+  if (c.UPSTREAM_URL && !c.UPSTREAM_API_KEY) throw new ConfigError('UPSTREAM_API_KEY', 'invalid setting UPSTREAM_API_KEY: required when UPSTREAM_URL is set');
+  if (c.SLOW_CONFLATE_BYTES > c.SLOW_RESNAPSHOT_BYTES || c.SLOW_RESNAPSHOT_BYTES > c.SLOW_CLOSE_BYTES) {
+    throw new ConfigError('SLOW_CONFLATE_BYTES', 'invalid setting SLOW_CONFLATE_BYTES: must be <= SLOW_RESNAPSHOT_BYTES <= SLOW_CLOSE_BYTES');
+  }
+  return c;
+}
+
+/** The configuration with every default (for tests and embedding), overridden by `over`. */
+export function defaultConfig(over: Partial<Config> = {}): Config {
+  return { ...loadConfig({}, []), ...over };
+}
