@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_OPS, ClientMsg, ServerFrame, ServerMsg } from '../../src/protocol/messages.js';
+import { CLOSE_CODES, ERROR_CODES } from '../../src/protocol/errors.js';
+import { rowChecksum } from '../../src/protocol/crc32.js';
+import { errorTable } from '../../src/protocol/docs.js';
+
+const doc = readFileSync(new URL('../../docs/PROTOCOL.md', import.meta.url), 'utf8');
+const blocks = [...doc.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => JSON.parse(m[1]!) as unknown);
+
+describe('docs/PROTOCOL.md', () => {
+  it('has examples', () => expect(blocks.length).toBeGreaterThan(15));
+
+  it('every example is valid against the zod schemas', () => {
+    for (const b of blocks) {
+      if (!Array.isArray(b) && typeof b === 'object' && b && 'op' in b) expect(() => ClientMsg.parse(b), JSON.stringify(b)).not.toThrow();
+      else expect(() => ServerFrame.parse(b), JSON.stringify(b)).not.toThrow();
+    }
+  });
+
+  it('shows every client op and every server message type', () => {
+    const ops = new Set(blocks.filter((b) => typeof b === 'object' && b && 'op' in b).map((b) => (b as { op: string }).op));
+    expect([...ops].sort()).toEqual([...CLIENT_OPS].sort());
+    const types = new Set(blocks.flatMap((b) => (Array.isArray(b) ? b : [b])).filter((b) => 'type' in (b as object)).map((b) => (b as { type: string }).type));
+    const all = ServerMsg.options.map((o) => o.shape.type.value);
+    expect([...types].sort()).toEqual([...all].sort());
+  });
+
+  it('example checksums are the CRC-32 of the canonical row after each change', () => {
+    const snap = blocks.find((b) => (b as { type?: string }).type === 'snapshot') as { data: Record<string, unknown>; crc: number };
+    expect(rowChecksum(snap.data)).toBe(snap.crc);
+    let row = { ...snap.data };
+    const patches = blocks
+      .flatMap((b) => (Array.isArray(b) ? b : [b]))
+      .filter((b) => (b as { type?: string; topic?: string }).type === 'patch' && (b as { topic: string }).topic === 'quote.kospi.005930') as {
+      ops: { path: string; value: unknown }[];
+      crc: number;
+    }[];
+    for (const p of patches) {
+      for (const op of p.ops) row = { ...row, [op.path.slice(1)]: op.value };
+      expect(rowChecksum(row)).toBe(p.crc);
+    }
+  });
+
+  it('lists every error code, generated from the code table', () => {
+    const section = /<!-- errors:start -->\n([\s\S]*?)<!-- errors:end -->/.exec(doc)![1]!;
+    expect(section).toBe(errorTable());
+    for (const code of Object.keys(ERROR_CODES)) expect(section).toContain(`\`${code}\``);
+  });
+
+  it('lists every close code with its reason', () => {
+    const section = /<!-- close:start -->\n([\s\S]*?)<!-- close:end -->/.exec(doc)![1]!;
+    for (const c of Object.values(CLOSE_CODES)) expect(section).toContain(`| ${c.code} | ${c.reason} |`);
+  });
+});
