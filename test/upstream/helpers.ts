@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface Seen {
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
+  /** Client port of the connection it came on (same port = same kept-alive connection). */
+  readonly port: number | undefined;
 }
 
 /** A small HTTP server on 127.0.0.1:0 whose behaviour a test sets per request. */
@@ -23,7 +25,7 @@ export async function startServer(): Promise<TestServer> {
     res.writeHead(404).end();
   };
   const server = createServer((req, res) => {
-    seen.push({ url: req.url ?? '', headers: req.headers });
+    seen.push({ url: req.url ?? '', headers: req.headers, port: req.socket.remotePort });
     handler(req, res, seen.length);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
