@@ -1,17 +1,30 @@
 /**
- * Regenerates the endpoint table of README.md (between the catalogue
- * markers) from src/upstream/catalogue.ts. Run with `npm run docs`.
+ * Regenerates the generated parts of the documentation: the endpoint table
+ * of README.md (from src/upstream/catalogue.ts), the error-code table of
+ * docs/PROTOCOL.md and docs/protocol.schema.json (from src/protocol/).
+ * Run with `npm run docs`; tests fail when any of them is out of date.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { catalogueMarkdown, replaceSection } from '../src/upstream/docs.js';
+import { errorTable, protocolJsonSchema } from '../src/protocol/docs.js';
 
-const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
-const before = readFileSync(readmePath, 'utf8');
-const after = replaceSection(before, catalogueMarkdown());
-if (after === before) {
-  console.log('README.md catalogue section is up to date');
-} else {
-  writeFileSync(readmePath, after);
-  console.log('README.md catalogue section regenerated');
+function update(relative: string, transform: (before: string) => string): void {
+  const path = fileURLToPath(new URL(`../${relative}`, import.meta.url));
+  let before = '';
+  try {
+    before = readFileSync(path, 'utf8');
+  } catch {
+    // A generated file that does not exist yet is written from scratch.
+  }
+  const after = transform(before);
+  if (after === before) console.log(`${relative} is up to date`);
+  else {
+    writeFileSync(path, after);
+    console.log(`${relative} regenerated`);
+  }
 }
+
+update('README.md', (s) => replaceSection(s, catalogueMarkdown()));
+update('docs/PROTOCOL.md', (s) => s.replace(/(<!-- errors:start -->\n)[\s\S]*?(<!-- errors:end -->)/, `$1${errorTable()}$2`));
+update('docs/protocol.schema.json', () => `${JSON.stringify(protocolJsonSchema(), null, 2)}\n`);

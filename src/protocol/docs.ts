@@ -17,7 +17,7 @@ export function errorTable(): string {
 export function protocolJsonSchema(): Record<string, unknown> {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: 'https://github.com/krx-bridge/krx-bridge/docs/protocol.schema.json',
+    $id: 'urn:krx-bridge:protocol:v1',
     title: 'krx-bridge protocol v1',
     description: 'Client messages (ClientMessage) and server frames (ServerFrame) of protocol v1. Generated from src/protocol/messages.ts; see docs/PROTOCOL.md.',
     $defs: {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CLIENT_OPS, ClientMsg, ServerFrame, ServerMsg } from '../../src/protocol/messages.js';
 import { CLOSE_CODES, ERROR_CODES } from '../../src/protocol/errors.js';
 import { rowChecksum } from '../../src/protocol/crc32.js';
-import { errorTable } from '../../src/protocol/docs.js';
+import { errorTable, protocolJsonSchema } from '../../src/protocol/docs.js';
 
 const doc = readFileSync(new URL('../../docs/PROTOCOL.md', import.meta.url), 'utf8');
 const blocks = [...doc.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => JSON.parse(m[1]!) as unknown);
@@ -51,5 +51,12 @@ describe('docs/PROTOCOL.md', () => {
   it('lists every close code with its reason', () => {
     const section = /<!-- close:start -->\n([\s\S]*?)<!-- close:end -->/.exec(doc)![1]!;
     for (const c of Object.values(CLOSE_CODES)) expect(section).toContain(`| ${c.code} | ${c.reason} |`);
+  });
+});
+
+describe('docs/protocol.schema.json', () => {
+  it('is the JSON Schema generated from the zod definitions (run `npm run docs` after changing them)', () => {
+    const file = JSON.parse(readFileSync(new URL('../../docs/protocol.schema.json', import.meta.url), 'utf8'));
+    expect(file).toEqual(JSON.parse(JSON.stringify(protocolJsonSchema())));
   });
 });
