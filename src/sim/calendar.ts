@@ -1,0 +1,139 @@
+/**
+ * Dates and the KRX trading calendar. Pure functions over `YYYYMMDD`
+ * strings and KST wall times; no time zone library: KST is UTC+9 all year.
+ */
+
+/** Milliseconds KST is ahead of UTC. */
+export const KST_OFFSET_MS = 9 * 3600_000;
+
+/** A moment in KST: the date and the seconds since local midnight. */
+export interface KstTime {
+  /** `YYYYMMDD`. */
+  readonly date: string;
+  /** Seconds since 00:00 KST (fractional). */
+  readonly secs: number;
+}
+
+/** Fixed-date holidays of the Korean exchange (MMDD); lunar holidays are not modelled. */
+const KR_FIXED_HOLIDAYS = ['0101', '0301', '0505', '0606', '0815', '1003', '1009', '1225', '1231'];
+
+/** Fixed-date public holidays by country code (MMDD), for the holiday service. */
+export const NATION_HOLIDAYS: Readonly<Record<string, readonly string[]>> = {
+  KR: KR_FIXED_HOLIDAYS,
+  US: ['0101', '0619', '0704', '1225'],
+  DE: ['0101', '0501', '1003', '1224', '1225', '1226', '1231'],
+  GB: ['0101', '1225', '1226'],
+  JP: ['0101', '0102', '0103', '0211', '0223', '0429', '0503', '0504', '0505', '1103', '1123', '1231'],
+  CN: ['0101', '0501', '0502', '0503', '1001', '1002', '1003', '1004', '1005'],
+  TW: ['0101', '0228', '0404', '0405', '1010'],
+  VN: ['0101', '0430', '0501', '0902'],
+  IN: ['0126', '0815', '1002', '1225'],
+  SG: ['0101', '0501', '0809', '1225'],
+  AU: ['0101', '0126', '0425', '1225', '1226'],
+  EU: ['0101', '0501', '1224', '1225', '1226', '1231'],
+};
+
+/** The KST date and time of an epoch millisecond value. */
+export function toKst(epochMs: number): KstTime {
+  const d = new Date(epochMs + KST_OFFSET_MS);
+  const date = `${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}`;
+  const secs = d.getUTCHours() * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds() + d.getUTCMilliseconds() / 1000;
+  return { date, secs };
+}
+
+/** Epoch milliseconds of a KST date at `secs` seconds after midnight. */
+export function fromKst(date: string, secs: number): number {
+  return dateToUtcMs(date) - KST_OFFSET_MS + Math.round(secs * 1000);
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** Epoch milliseconds of 00:00 UTC on a `YYYYMMDD` date. */
+export function dateToUtcMs(date: string): number {
+  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8)));
+}
+
+/** Days since 1970-01-01 of a `YYYYMMDD` date. */
+export function dayNumber(date: string): number {
+  return Math.round(dateToUtcMs(date) / 86_400_000);
+}
+
+/** The `YYYYMMDD` date of a day number. */
+export function dateOfDay(day: number): string {
+  const d = new Date(day * 86_400_000);
+  return `${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}`;
+}
+
+/** The date `n` calendar days after `date` (negative for before). */
+export function addDays(date: string, n: number): string {
+  return dateOfDay(dayNumber(date) + n);
+}
+
+/** Day of the week, 0 = Sunday. */
+export function weekday(date: string): number {
+  return new Date(dateToUtcMs(date)).getUTCDay();
+}
+
+/** True on a fixed-date holiday of the given country. */
+export function isHoliday(date: string, nation = 'KR'): boolean {
+  return (NATION_HOLIDAYS[nation] ?? []).includes(date.slice(4));
+}
+
+/** True when the Korean exchange trades on `date` (a weekday that is not a holiday). */
+export function isTradingDay(date: string): boolean {
+  const w = weekday(date);
+  return w !== 0 && w !== 6 && !isHoliday(date, 'KR');
+}
+
+/** The last trading day strictly before `date`. */
+export function prevTradingDay(date: string): string {
+  let d = addDays(date, -1);
+  while (!isTradingDay(d)) d = addDays(d, -1);
+  return d;
+}
+
+/** The first trading day strictly after `date`. */
+export function nextTradingDay(date: string): string {
+  let d = addDays(date, 1);
+  while (!isTradingDay(d)) d = addDays(d, 1);
+  return d;
+}
+
+/** `date` if it is a trading day, else the trading day before it. */
+export function tradingDayOnOrBefore(date: string): string {
+  return isTradingDay(date) ? date : prevTradingDay(date);
+}
+
+/** Seconds after midnight of `HH:MM`, `HHMM` or `HHMMSS`. */
+export function secsOf(hhmm: string): number {
+  const s = hhmm.replace(/:/g, '');
+  return Number(s.slice(0, 2)) * 3600 + Number(s.slice(2, 4)) * 60 + (s.length >= 6 ? Number(s.slice(4, 6)) : 0);
+}
+
+/** `HHMMSSmm` as a number (no leading zero), the provider's time format. */
+export function timeNumber(secs: number): number {
+  const cs = Math.floor(Math.round(secs * 1000) / 10);
+  const h = Math.floor(cs / 360_000);
+  const m = Math.floor((cs % 360_000) / 6000);
+  const s = Math.floor((cs % 6000) / 100);
+  return ((h * 100 + m) * 100 + s) * 100 + (cs % 100);
+}
+
+/** `HHMMSS` with leading zero, as the multi-quote list snapshots send it. */
+export function timeHHMMSS(secs: number): string {
+  const t = Math.floor(secs);
+  return `${pad2(Math.floor(t / 3600))}${pad2(Math.floor((t % 3600) / 60))}${pad2(t % 60)}`;
+}
+
+/** Trading days in `[from, to]`, newest first, at most `limit`. */
+export function tradingDaysBack(to: string, limit: number, from = '19000101'): string[] {
+  const out: string[] = [];
+  let d = tradingDayOnOrBefore(to);
+  while (out.length < limit && d >= from) {
+    out.push(d);
+    d = prevTradingDay(d);
+  }
+  return out;
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { FaultsSchema } from './server/faults.js';
+import { DEFAULT_API_KEY, DEFAULT_DAILY_LIMIT } from './simulator.js';
+
+/**
+ * The simulator's settings from the environment, validated.
+ */
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** The simulator's environment settings. */
+export const SimEnv = z.object({
+  SIM_PORT: int(0, 65_535).default(9090),
+  SIM_HOST: z.string().min(1).default('127.0.0.1'),
+  SIM_API_KEY: z.string().min(1).default(DEFAULT_API_KEY),
+  SIM_CLOCK: z.enum(['open', 'kst', 'fast']).default('open'),
+  SIM_SEED: z.string().min(1).default('1'),
+  SIM_DAILY_LIMIT: int(1, 1e9).default(DEFAULT_DAILY_LIMIT),
+  SIM_TICK_MS: int(0, 3_600_000).default(1000),
+  SIM_SPEED: z.coerce.number().positive().max(100_000).default(60),
+  SIM_FAULTS: z
+    .string()
+    .default('{}')
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(FaultsSchema),
+  SIM_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Parses the environment; on a bad setting returns one line that names it. */
+export function parseSimEnv(env: NodeJS.ProcessEnv): { ok: true; value: z.infer<typeof SimEnv> } | { ok: false; message: string } {
+  const picked = Object.fromEntries(Object.keys(SimEnv.shape).filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+  const r = SimEnv.safeParse(picked);
+  if (r.success) return { ok: true, value: r.data };
+  const issue = r.error.issues[0]!;
+  const name = String(issue.path[0] ?? 'environment');
+  const detail = issue.path.length > 1 ? `${issue.path.slice(1).join('.')}: ${issue.message}` : issue.message;
+  return { ok: false, message: `invalid ${name}: ${detail}` };
+}

@@ -1,0 +1,303 @@
+import { dayNumber, nextTradingDay, prevTradingDay, type KstTime, isTradingDay } from '../calendar.js';
+import { KNOWN_ISSUES } from '../data/large-caps.js';
+import { unit } from '../random.js';
+import { SESSION, phaseAt, type Phase } from '../session.js';
+import { roundToGrid } from '../ticks.js';
+import { BarSeries, type Bar } from './bars.js';
+import {
+  CONTINUOUS_CODE,
+  initialContractLive,
+  listContracts,
+  stepContract,
+  theoretical,
+  gridPrice,
+  yearsTo,
+  type Contract,
+  type ContractLive,
+} from './derivatives.js';
+import { closeOn, dailyBar, type DayBar, type Overrides, type SeriesSpec } from './history.js';
+import { buildIndexes, initialIndexLive, updateIndex, type IndexDef, type IndexLive, type Quotes } from './indexes.js';
+import { universeFor, type Issue, type Universe } from './universe.js';
+import { applyStep, dayParams, initialLive, type DayParams, type Live, type Step, type StepKind } from './walk.js';
+
+/**
+ * The simulated market: the listing, one session day of live state per
+ * issue, index and contract, and the steps taken so far that day. `advance`
+ * moves it to a KST time, stepping through the sessions it crosses (in
+ * 2-minute steps when it has to catch up) and rolling the day at 08:30.
+ */
+
+/** Longest gap between two steps when catching up, in seconds. */
+export const CATCH_UP_STEP = 120;
+
+/** Days of live-traded bars kept for history. */
+const KEEP_DAYS = 10;
+
+/** Shares held in the market per issue index. */
+type PerIssue<T> = T[];
+
+/** Session date whose data the market holds at a KST time (the day rolls at 08:30). */
+export function sessionDateFor(t: KstTime): string {
+  return isTradingDay(t.date) && t.secs >= SESSION.preOpen ? t.date : prevTradingDay(t.date);
+}
+
+interface Range {
+  readonly from: number;
+  readonly to: number;
+}
+
+function schedule(r: Range): [number, StepKind][] {
+  const out: [number, StepKind][] = [];
+  const range = (a: number, b: number, kind: StepKind) => {
+    const lo = Math.max(r.from, a);
+    const hi = Math.min(r.to, b);
+    if (hi <= lo) return;
+    let t = lo;
+    while (hi - t > CATCH_UP_STEP) {
+      t += CATCH_UP_STEP;
+      out.push([t, kind]);
+    }
+    if (t < hi) out.push([hi, kind]);
+  };
+  range(SESSION.open, SESSION.closingAuction, 'cont');
+  if (r.from < SESSION.close && r.to >= SESSION.close) out.push([SESSION.close, 'close']);
+  range(SESSION.afterHoursClose, SESSION.afterHoursSingle, 'atclose');
+  for (let m = SESSION.afterHoursSingle + 600; m <= SESSION.end; m += 600) if (r.from < m && r.to >= m) out.push([m, 'single']);
+  return out;
+}
+
+/** The simulated market. */
+export class Market {
+  readonly universe: Universe;
+  readonly indexDefs: readonly IndexDef[];
+  readonly indexByCode: ReadonlyMap<string, IndexDef>;
+  /** Session date (`YYYYMMDD`) of the live state. */
+  sessionDate = '';
+  /** Market time of the last `advance`. */
+  time: KstTime;
+  /** Increases on every change, so bodies can be cached per generation. */
+  generation = 0;
+  params: PerIssue<DayParams> = [];
+  live: PerIssue<Live> = [];
+  indexLive = new Map<string, IndexLive>();
+  contracts: Contract[] = [];
+  contractLive = new Map<string, ContractLive>();
+  /** Steps taken this session day, oldest first. */
+  readonly steps: Step[] = [];
+  /** True once the closing auction has run this session day. */
+  closed = false;
+  private cursor = SESSION.preOpen;
+  private lastCont = SESSION.open;
+  private lastAtClose = SESSION.afterHoursClose;
+  private readonly issueDays = new Map<string, DayBar[]>();
+  private readonly indexDays = new Map<string, Map<string, DayBar>>();
+  private readonly traded: readonly Issue[];
+  private readonly quotes: Quotes;
+
+  /** A market for `seed`, caught up to the KST time `start`. */
+  constructor(
+    readonly seed: number,
+    start: KstTime,
+  ) {
+    this.universe = universeFor(seed);
+    this.indexDefs = buildIndexes(this.universe, seed);
+    this.indexByCode = new Map(this.indexDefs.map((d) => [d.code, d]));
+    this.traded = this.universe.issues.filter((i) => i.market !== 'konex');
+    const n = this.universe.issues.length;
+    this.quotes = { base: new Float64Array(n), shares: Float64Array.from(this.universe.issues, (i) => i.listShrs), last: new Float64Array(n), vol: new Float64Array(n), val: new Float64Array(n) };
+    const date = sessionDateFor(start);
+    this.time = { date, secs: SESSION.preOpen };
+    this.openDay(date);
+    this.advance(start);
+  }
+
+  /** History spec of an issue. */
+  specOf(issue: Issue): SeriesSpec {
+    return { key: issue.key, ref: issue.ref, sigma: issue.sigma, round: (p) => roundToGrid(issue.grid, p), dailyVol: issue.listShrs * issue.turnover };
+  }
+
+  /** Live-traded daily bars of an issue, for history lookups. */
+  issueOverrides(issue: Issue): Overrides {
+    return (date) => this.issueDays.get(date)?.[issue.idx];
+  }
+
+  /** Live-traded daily bars of an index. */
+  indexOverrides(code: string): Overrides {
+    return (date) => this.indexDays.get(date)?.get(code);
+  }
+
+  /** The phase at the market time. */
+  phase(): Phase {
+    if (this.time.date !== this.sessionDate) return 'closed';
+    return phaseAt(this.time.secs, true);
+  }
+
+  /** True for the issues that never trade today. */
+  isHalted(issue: Issue): boolean {
+    return this.params[issue.idx]!.halted;
+  }
+
+  private openDay(date: string): void {
+    this.sessionDate = date;
+    this.steps.length = 0;
+    this.closed = false;
+    this.cursor = SESSION.preOpen;
+    this.lastCont = SESSION.open;
+    this.lastAtClose = SESSION.afterHoursClose;
+    const day = dayNumber(date);
+    const prev = prevTradingDay(date);
+    const known = KNOWN_ISSUES.length;
+    this.params = this.universe.issues.map((issue) => {
+      const spec = this.specOf(issue);
+      const u = unit(issue.key, day, 0x91);
+      const runner = issue.idx < known || issue.market === 'konex' ? 0 : u < 0.003 ? 1 : u < 0.0045 ? -1 : 0;
+      return dayParams({
+        grid: issue.grid,
+        base: closeOn(spec, prev, this.issueOverrides(issue)),
+        sigma: issue.sigma,
+        rate: issue.rate,
+        dailyVol: spec.dailyVol,
+        halted: issue.idx >= known && issue.market !== 'konex' && unit(issue.key, day, 0x92) < 0.0025,
+        runner,
+        key: (issue.key ^ Math.imul(day, 0x9e3779b1)) | 0,
+      });
+    });
+    this.live = this.params.map(initialLive);
+    this.params.forEach((p, i) => {
+      this.quotes.base[i] = p.base;
+      this.quotes.last[i] = p.base;
+      this.quotes.vol[i] = 0;
+      this.quotes.val[i] = 0;
+    });
+    this.indexLive = new Map(this.indexDefs.map((d) => [d.code, initialIndexLive(d, closeOn(d.spec, prev, this.indexOverrides(d.code)), this.quotes)]));
+    const k200 = this.indexLive.get('K51')!.prevClose;
+    this.contracts = listContracts(date, k200);
+    this.contractLive = new Map(this.contracts.map((c) => [c.code, initialContractLive(gridPrice(c, theoretical(c, k200, yearsTo(c, prev))))]));
+  }
+
+  private closeDay(): void {
+    const bars: DayBar[] = this.live.map((l, i) => {
+      const p = this.params[i]!;
+      const open = l.open || l.last;
+      return { date: this.sessionDate, open, high: l.high || l.last, low: l.low || l.last, close: l.last, prevClose: p.base, vol: l.vol, val: l.val };
+    });
+    this.issueDays.set(this.sessionDate, bars);
+    const idx = new Map<string, DayBar>();
+    for (const [code, s] of this.indexLive) {
+      idx.set(code, { date: this.sessionDate, open: s.open || s.value, high: s.high || s.value, low: s.low || s.value, close: s.value, prevClose: s.prevClose, vol: Math.round(s.vol / 1000), val: Math.round(s.val / 1e6) });
+    }
+    this.indexDays.set(this.sessionDate, idx);
+    for (const d of [...this.issueDays.keys()].sort().slice(0, -KEEP_DAYS)) {
+      this.issueDays.delete(d);
+      this.indexDays.delete(d);
+    }
+  }
+
+  /** Moves the market to KST time `to` (no-op if `to` is not later than the market time). */
+  advance(to: KstTime): void {
+    if (to.date < this.time.date || (to.date === this.time.date && to.secs <= this.time.secs)) return;
+    const target = sessionDateFor(to);
+    while (this.sessionDate < target) {
+      this.runUntil(86_400);
+      this.closeDay();
+      const next = nextTradingDay(this.sessionDate);
+      this.openDay(next <= target ? next : target);
+    }
+    this.runUntil(to.date === this.sessionDate ? to.secs : 86_400);
+    this.time = to;
+    this.generation++;
+  }
+
+  /** Marks a change without moving time (e.g. a manual tick outside the sessions). */
+  touch(): void {
+    this.generation++;
+  }
+
+  private runUntil(secs: number): void {
+    if (secs <= this.cursor) return;
+    for (const [t, kind] of schedule({ from: this.cursor, to: secs })) this.step(t, kind);
+    this.cursor = secs;
+  }
+
+  private step(secs: number, kind: StepKind): void {
+    let dt = 600;
+    if (kind === 'cont') {
+      dt = Math.max(0.001, secs - this.lastCont);
+      this.lastCont = secs;
+    } else if (kind === 'atclose') {
+      dt = Math.max(0.001, secs - this.lastAtClose);
+      this.lastAtClose = secs;
+    }
+    const step: Step = { k: this.steps.length, secs, dt, kind };
+    this.steps.push(step);
+    const { last, vol, val } = this.quotes;
+    for (const issue of this.traded) {
+      const l = this.live[issue.idx]!;
+      applyStep(this.params[issue.idx]!, l, step);
+      last[issue.idx] = l.last;
+      vol[issue.idx] = l.vol;
+      val[issue.idx] = l.val;
+    }
+    if (kind === 'close') this.closed = true;
+    for (const d of this.indexDefs) updateIndex(d, this.indexLive.get(d.code)!, this.quotes, secs);
+    if (kind === 'cont' || kind === 'close') {
+      const k200 = this.indexLive.get('K51')!.value;
+      for (const c of this.contracts) stepContract(c, this.contractLive.get(c.code)!, k200, this.sessionDate, step.k, secs, dt);
+    }
+  }
+
+  /** Replays an issue's day and returns its bars of `cycle` seconds, oldest first. */
+  issueBars(issue: Issue, cycle: number): readonly Bar[] {
+    const p = this.params[issue.idx]!;
+    const s = initialLive(p);
+    const series = new BarSeries(cycle);
+    let vol = 0;
+    let val = 0;
+    const sink = (secs: number, price: number, qty: number) => {
+      vol += qty;
+      val += price * qty;
+      series.add(secs, price, qty, price * qty, vol, val);
+    };
+    for (const step of this.steps) applyStep(p, s, step, sink);
+    return series.bars();
+  }
+
+  /** A contract by code; the continuous code resolves to the front-month futures. */
+  contract(code: string): Contract | undefined {
+    if (code === CONTINUOUS_CODE) return this.contracts.find((c) => c.product === 'futures');
+    return this.contracts.find((c) => c.code === code);
+  }
+
+  /** The daily bar of an issue for the session date so far (or final, once closed). */
+  todayBar(issue: Issue): DayBar {
+    const l = this.live[issue.idx]!;
+    const p = this.params[issue.idx]!;
+    return { date: this.sessionDate, open: l.open || l.last, high: l.high || l.last, low: l.low || l.last, close: l.last, prevClose: p.base, vol: l.vol, val: l.val };
+  }
+
+  /** The last day with complete data: the session date once closed, else the trading day before. */
+  lastCompleteDay(): string {
+    return this.closed ? this.sessionDate : prevTradingDay(this.sessionDate);
+  }
+
+  /** Daily-bar lookup of an issue including today's bar once the session has closed. */
+  issueDaily(issue: Issue): Overrides {
+    const over = this.issueOverrides(issue);
+    return (date) => (date === this.sessionDate && this.closed ? this.todayBar(issue) : over(date));
+  }
+
+  /** Daily-bar lookup of an index including today's bar once closed. */
+  indexDaily(code: string): Overrides {
+    const over = this.indexOverrides(code);
+    return (date) => {
+      if (date !== this.sessionDate || !this.closed) return over(date);
+      const s = this.indexLive.get(code)!;
+      return { date, open: s.open || s.value, high: s.high || s.value, low: s.low || s.value, close: s.value, prevClose: s.prevClose, vol: Math.round(s.vol / 1000), val: Math.round(s.val / 1e6) };
+    };
+  }
+
+  /** The pure-or-live daily bar of an issue on a date. */
+  issueDay(issue: Issue, date: string): DayBar {
+    return dailyBar(this.specOf(issue), date, this.issueDaily(issue));
+  }
+}
