@@ -38,6 +38,15 @@ export class Metrics {
     labelNames: ['op'] as const,
     registers: [this.registry],
   });
+  /** Payload bytes received from clients. */
+  readonly bytesIn = new Counter({ name: 'krx_bytes_in_total', help: 'Payload bytes received from clients', registers: [this.registry] });
+  /** HTTP requests served, by route and status. */
+  readonly httpRequests = new Counter({
+    name: 'krx_http_requests_total',
+    help: 'HTTP requests by route (page, healthz, readyz, status, metrics, symbols, api, static, other) and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
   /** Error frames sent, by code. */
   readonly errorsOut = new Counter({
     name: 'krx_errors_out_total',

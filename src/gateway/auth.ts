@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { errors as joseErrors, jwtVerify } from 'jose';
+import { LimitsOverride } from './limits.js';
+
+/**
+ * Access control of the WebSocket gateway and the HTTP passthrough: open by
+ * default; optionally static tokens (inline or a token file), HMAC-signed
+ * JWTs (HS256), and an allow-list of browser origins. Tokens come from
+ * `Authorization: Bearer …` or `?token=`. Tokens are never logged; use
+ * `tokenHash` to refer to one. See docs/OPERATIONS.md §Access control.
+ */
+
+/** A static token and what it grants. */
+export interface StaticToken {
+  readonly token: string;
+  /** Client id reported for it; default `token:<hash prefix>`. */
+  readonly id?: string;
+  /** Per-connection limit overrides. */
+  readonly limits?: LimitsOverride;
+}
+
+/** Access-control configuration. With no tokens, no token file and no JWT secret, access is open. */
+export interface AuthOptions {
+  /** Static tokens (plain strings or with limits). */
+  readonly tokens?: readonly (string | StaticToken)[];
+  /** A file of static tokens: one per line, `token` or `token {"maxTopics":50}`; `#` starts a comment. */
+  readonly tokenFile?: string;
+  /** Secret of HS256-signed JWTs; `exp`/`nbf` are checked, `sub` is the client id, a `limits` claim overrides limits. */
+  readonly jwtSecret?: string;
+  /** Required JWT issuer (`iss`), if set. */
+  readonly jwtIssuer?: string;
+  /** Required JWT audience (`aud`), if set. */
+  readonly jwtAudience?: string;
+  /** Allowed browser origins (e.g. `https://app.example.com`); a request with another `Origin` is refused. Unset: any. */
+  readonly origins?: readonly string[];
+  /** Tolerance of `exp`/`nbf` checks, seconds; default 0. */
+  readonly clockToleranceSec?: number;
+}
+
+/** An accepted request: who it is and what limits its token carries. */
+export interface AuthGranted {
+  readonly ok: true;
+  /** Client id: JWT `sub`, the static token's id, or undefined when access is open. */
+  readonly clientId?: string;
+  /** Hash prefix of the token presented, for logs. */
+  readonly tokenHash?: string;
+  /** Limit overrides of the token. */
+  readonly limits?: LimitsOverride;
+  /** When the token expires (ms epoch), for JWTs with `exp`. */
+  readonly expiresAt?: number;
+}
+
+/** A refused request: HTTP 401 (token) or 403 (origin), with a short reason. */
+export interface AuthRefused {
+  readonly ok: false;
+  readonly status: 401 | 403;
+  readonly code: 'unauthorized' | 'forbidden_origin';
+  readonly message: string;
+}
+
+/** The outcome of `authenticate`. */
+export type AuthResult = AuthGranted | AuthRefused;
+
+/** What `authenticate` reads of a request. */
+export interface AuthRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly url?: string | undefined;
+}
+
+/** The first 12 hex digits of the SHA-256 of a token: safe to log, enough to tell tokens apart. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 12);
+}
+
+/** The token of a request: `Authorization: Bearer <token>` first, else the `token` query parameter. */
+export function tokenOf(req: AuthRequest): string | undefined {
+  const h = req.headers.authorization;
+  if (typeof h === 'string') {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    if (m) return m[1];
+  }
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  const t = new URLSearchParams(url.slice(q + 1)).get('token');
+  return t ? t : undefined;
+}
+
+function normaliseOrigin(o: string): string {
+  return o.trim().replace(/\/+$/, '').toLowerCase();
+}
+
+/** Whether a request's `Origin` is allowed: no header (not a browser) or on the list; any when no list. */
+export function originAllowed(origin: string | undefined, allowed: readonly string[] | undefined): boolean {
+  if (allowed === undefined || origin === undefined) return true;
+  const o = normaliseOrigin(origin);
+  return allowed.some((a) => a === '*' || normaliseOrigin(a) === o);
+}
+
+/**
+ * Parses a token file: one token per line, optionally followed by a JSON
+ * object of limit overrides; blank lines and `#` comments are skipped.
+ * Throws on a malformed line (a configuration error at start-up), naming
+ * the line but not the token.
+ */
+export function parseTokenFile(text: string): StaticToken[] {
+  const out: StaticToken[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (!line || line.startsWith('#')) continue;
+    const m = /^(\S+)(?:\s+(\{.*\}))?$/.exec(line);
+    if (!m) throw new Error(`token file line ${i + 1}: expected "token" or "token {json limits}"`);
+    if (m[2] === undefined) {
+      out.push({ token: m[1]! });
+      continue;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(m[2]);
+    } catch {
+      throw new Error(`token file line ${i + 1}: the limits are not valid JSON`);
+    }
+    const limits = LimitsOverride.safeParse(json);
+    if (!limits.success) throw new Error(`token file line ${i + 1}: the limits are not valid`);
+    out.push({ token: m[1]!, limits: limits.data });
+  }
+  return out;
+}
+
+const refuse = (message: string): AuthRefused => ({ ok: false, status: 401, code: 'unauthorized', message });
+
+/** Checks requests against the configured tokens, JWT secret and origins. */
+export class Authenticator {
+  private tokens = new Map<string, StaticToken>();
+  private readonly secret: Uint8Array | undefined;
+
+  /** An authenticator for `opts`; reads `opts.tokenFile` now (throws if it cannot). */
+  constructor(private readonly opts: AuthOptions = {}) {
+    this.secret = opts.jwtSecret ? new TextEncoder().encode(opts.jwtSecret) : undefined;
+    this.reload();
+  }
+
+  /** Whether requests must carry a token. */
+  get required(): boolean {
+    return this.tokens.size > 0 || this.secret !== undefined || this.opts.tokenFile !== undefined;
+  }
+
+  /** Re-reads the token file (e.g. on SIGHUP); inline tokens stay. */
+  reload(): void {
+    const list: StaticToken[] = (this.opts.tokens ?? []).map((t) => (typeof t === 'string' ? { token: t } : t));
+    if (this.opts.tokenFile) list.push(...parseTokenFile(readFileSync(this.opts.tokenFile, 'utf8')));
+    this.tokens = new Map(list.map((t) => [t.token, t]));
+  }
+
+  /** Decides whether a request (WebSocket upgrade or HTTP) is allowed. */
+  async authenticate(req: AuthRequest): Promise<AuthResult> {
+    const origin = req.headers.origin;
+    if (!originAllowed(typeof origin === 'string' ? origin : undefined, this.opts.origins)) {
+      return { ok: false, status: 403, code: 'forbidden_origin', message: 'origin not allowed' };
+    }
+    if (!this.required) return { ok: true };
+    const token = tokenOf(req);
+    if (token === undefined) return refuse('token required');
+    const hash = tokenHash(token);
+    const stat = this.tokens.get(token);
+    if (stat !== undefined) {
+      return { ok: true, clientId: stat.id ?? `token:${hash}`, tokenHash: hash, ...(stat.limits ? { limits: stat.limits } : {}) };
+    }
+    if (this.secret === undefined || token.split('.').length !== 3) return refuse('token not valid');
+    return this.verifyJwt(token, hash);
+  }
+
+  private async verifyJwt(token: string, hash: string): Promise<AuthResult> {
+    try {
+      const { payload } = await jwtVerify(token, this.secret!, {
+        algorithms: ['HS256'],
+        ...(this.opts.jwtIssuer ? { issuer: this.opts.jwtIssuer } : {}),
+        ...(this.opts.jwtAudience ? { audience: this.opts.jwtAudience } : {}),
+        clockTolerance: this.opts.clockToleranceSec ?? 0,
+      });
+      let limits: LimitsOverride | undefined;
+      if (payload.limits !== undefined) {
+        const r = LimitsOverride.safeParse(payload.limits);
+        if (!r.success) return refuse('token limits claim not valid');
+        limits = r.data;
+      }
+      return {
+        ok: true,
+        clientId: typeof payload.sub === 'string' && payload.sub ? payload.sub : `jwt:${hash}`,
+        tokenHash: hash,
+        ...(limits ? { limits } : {}),
+        ...(typeof payload.exp === 'number' ? { expiresAt: payload.exp * 1000 } : {}),
+      };
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) return refuse('token expired');
+      if (err instanceof joseErrors.JWTClaimValidationFailed) return refuse('token not valid yet or for another audience');
+      return refuse('token not valid');
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import type { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from '../protocol/errors.js';
+
+/**
+ * Wire errors of the gateway and the HTTP passthrough: the `error` frame,
+ * the mapping of upstream failures to wire codes, and readable summaries of
+ * validation failures. Pure functions. See docs/PROTOCOL.md §Errors.
+ */
+
+/** A request id as clients send it. */
+export type RequestId = number | string;
+
+/** A wire error as data: a stable code and a message safe to show a client. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  /** The topic concerned, for topic-scoped errors. */
+  readonly topic?: string;
+  /** For `upstream_rate_limited`: when the upstream budget resets (ms epoch), if known. */
+  readonly resetAt?: number;
+}
+
+/** A wire error value. */
+export function wireError(code: ErrorCode, message: string, topic?: string): WireError {
+  return topic === undefined ? { code, message } : { code, message, topic };
+}
+
+/**
+ * The serialised `error` frame of a wire error; `retryable` comes from
+ * ERROR_CODES. `id` is echoed when the request carried one.
+ */
+export function errorFrame(err: WireError, id?: RequestId): string {
+  return JSON.stringify({
+    type: 'error',
+    ...(id !== undefined ? { id } : {}),
+    code: err.code,
+    message: err.message,
+    retryable: ERROR_CODES[err.code].retryable,
+    ...(err.topic !== undefined ? { topic: err.topic } : {}),
+  });
+}
+
+/** Upstream client error codes and the wire code each becomes. */
+export const UPSTREAM_TO_WIRE: Readonly<Record<string, ErrorCode>> = {
+  invalid_request: 'invalid_params',
+  bad_request: 'invalid_params',
+  invalid_code: 'invalid_code',
+  not_provided_now: 'not_provided_now',
+  rate_limited: 'upstream_rate_limited',
+  not_found: 'not_found',
+  unauthorized: 'upstream_unavailable',
+  upstream_error: 'upstream_unavailable',
+  timeout: 'upstream_unavailable',
+  network: 'upstream_unavailable',
+  malformed_body: 'upstream_unavailable',
+};
+
+// Fixed texts: an upstream error's own message is never forwarded, so nothing
+// the upstream client put there (a URL, a header, a key) can reach a client.
+const UPSTREAM_TEXT: Readonly<Record<string, string>> = {
+  invalid_request: 'The request parameters are not valid for the upstream endpoint.',
+  bad_request: 'The upstream refused the request parameters.',
+  invalid_code: 'The upstream does not know this market or issue code.',
+  not_provided_now: 'The upstream does not provide this data at this time of day.',
+  rate_limited: 'The upstream daily call budget is spent until its reset.',
+  not_found: 'The upstream has no such data.',
+  unauthorized: "The upstream refused the bridge's upstream credentials; an operator must act.",
+  upstream_error: 'The upstream failed with a server error.',
+  timeout: 'The upstream did not answer in time.',
+  network: 'The upstream could not be reached.',
+  malformed_body: 'The upstream answered with a body that could not be used.',
+};
+
+/**
+ * The wire error of a failed upstream lookup. Any error with a string
+ * `code` among the upstream client's codes is mapped (duck-typed); anything
+ * else is `internal`. The error's own message is never used.
+ */
+export function upstreamWireError(err: unknown): WireError {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && Object.hasOwn(UPSTREAM_TO_WIRE, code)) {
+    const resetAt = (err as { resetAt?: unknown }).resetAt;
+    const out: WireError = { code: UPSTREAM_TO_WIRE[code]!, message: UPSTREAM_TEXT[code]! };
+    return typeof resetAt === 'number' && code === 'rate_limited' ? { ...out, resetAt } : out;
+  }
+  return { code: 'internal', message: 'An unexpected server error occurred.' };
+}
+
+/**
+ * A short readable summary of a zod failure: up to three issues as
+ * `path: message`. Zod messages describe the expected shape, not the value.
+ */
+export function issuesText(error: z.ZodError, max = 3): string {
+  const parts = error.issues.slice(0, max).map((i) => {
+    const path = i.path.map(String).join('.');
+    return path ? `${path}: ${i.message}` : i.message;
+  });
+  const more = error.issues.length > max ? ` (+${error.issues.length - max} more)` : '';
+  return parts.join('; ') + more;
+}

@@ -1,0 +1,105 @@
+import type { FeedStatus } from '../bus/bus.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Logger } from '../log.js';
+import type { ChangeBatch } from '../state/store.js';
+import { feedOf } from '../protocol/topics.js';
+import type { SubscriptionIndex } from './index.js';
+import type { Session } from './session.js';
+
+/**
+ * Fan-out of change batches and feed states to sessions: each event's
+ * frame is encoded once, appended to every recipient's pending list, and
+ * each touched session is flushed once per batch as one WebSocket frame.
+ * See DESIGN.md §4.
+ */
+
+/** The serialised `status` message of a feed state. */
+export function statusFrame(st: FeedStatus): string {
+  return JSON.stringify({
+    type: 'status',
+    market: st.market,
+    channel: st.channel,
+    state: st.state,
+    intervalMs: st.intervalMs,
+    ...(st.reason !== undefined ? { reason: st.reason } : {}),
+    ts: st.ts,
+  });
+}
+
+/** Delivers bus events to the sessions of a subscription index. */
+export class Fanout {
+  // Reused across batches so a tick allocates no list of its own.
+  private readonly touched: Session[] = [];
+
+  /** A fan-out over `index`, counting into `metrics`. */
+  constructor(
+    private readonly index: SubscriptionIndex<Session>,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Delivers one batch: every event to its topic's direct subscribers and
+   * the feed's wildcard subscribers, then one frame per touched session.
+   */
+  batch(batch: ChangeBatch): void {
+    const touched = this.touched;
+    let patches = 0;
+    let snapshots = 0;
+    try {
+      const wild = this.index.wildcard(feedOf(batch.channel, batch.market));
+      const events = batch.events;
+      for (let i = 0; i < events.length; i++) {
+        const ev = events[i]!;
+        const direct = this.index.direct(ev.topic);
+        if (wild === undefined && direct === undefined) continue;
+        const frame = Buffer.from(ev.frame);
+        let n = 0;
+        if (wild !== undefined) for (const s of wild) if (s.push(ev.topic, frame, touched)) n++;
+        if (direct !== undefined) for (const s of direct) if (s.push(ev.topic, frame, touched)) n++;
+        if (ev.kind === 'patch') patches += n;
+        else snapshots += n;
+      }
+    } catch (err) {
+      this.logger.error({ err }, 'fan-out of a batch failed');
+    } finally {
+      this.flushTouched(patches, snapshots);
+    }
+  }
+
+  private flushTouched(patches: number, snapshots: number): void {
+    const touched = this.touched;
+    let frames = 0;
+    let bytes = 0;
+    for (let i = 0; i < touched.length; i++) {
+      try {
+        const b = touched[i]!.flush();
+        if (b > 0) {
+          frames++;
+          bytes += b;
+        }
+      } catch (err) {
+        this.logger.error({ err }, 'flush to a client failed');
+      }
+    }
+    touched.length = 0;
+    if (frames > 0) {
+      this.metrics.framesOut.inc(frames);
+      this.metrics.bytesOut.inc(bytes);
+    }
+    if (patches > 0) this.metrics.messagesOut.inc({ type: 'patch' }, patches);
+    if (snapshots > 0) this.metrics.messagesOut.inc({ type: 'snapshot' }, snapshots);
+  }
+
+  /** Sends a feed's new state to every session subscribed to that feed (explicitly or by wildcard). */
+  status(st: FeedStatus): void {
+    let frame: Buffer | undefined;
+    let n = 0;
+    for (const s of this.index.subscribersOf(feedOf(st.channel, st.market))) {
+      frame ??= Buffer.from(statusFrame(st));
+      s.sendNow(frame);
+      n++;
+    }
+    if (n > 0) this.metrics.messagesOut.inc({ type: 'status' }, n);
+  }
+}

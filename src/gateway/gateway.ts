@@ -1,0 +1,403 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type ServerOptions, type WebSocket } from 'ws';
+import type { FeedStatus } from '../bus/bus.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { CHANNELS, MARKETS, PROTOCOL_VERSION, RESOURCES, type Channel, type Limits, type Market } from '../protocol/constants.js';
+import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
+import type { ClientMsg } from '../protocol/messages.js';
+import { feedOf, parseTopic } from '../protocol/topics.js';
+import type { StateStore } from '../state/store.js';
+import type { AuthGranted } from './auth.js';
+import { errorFrame, wireError, type RequestId, type WireError } from './errors.js';
+import { Fanout, statusFrame } from './fanout.js';
+import { onGet, onPing, onResync, onSubscribe, onUnsubscribe, type HandlerContext } from './handlers.js';
+import { SubscriptionIndex, type FeedSubscribers } from './index.js';
+import { ConnectionCounter, resolveLimits } from './limits.js';
+import { GATEWAY_DEFAULTS, packageVersion, type GatewayOptions } from './options.js';
+import { parseClientFrame, parseFeed } from './requests.js';
+import { Session, type SessionHost } from './session.js';
+import { slowPolicy, type SlowPolicy } from './slow.js';
+import { clientAddress, pathOf, refuseUpgrade } from './upgrade.js';
+
+/**
+ * The WebSocket gateway: accepts connections on `path` of an HTTP server,
+ * speaks protocol v1, fans bus events out to subscribers and enforces
+ * limits, access control, heartbeats and the slow-consumer policy.
+ * See docs/PROTOCOL.md.
+ */
+
+/** Gateway counts for `/status`. */
+export interface GatewayStats {
+  /** Open connections. */
+  readonly clients: number;
+  /** Distinct subscribed topics (a wildcard counts once). */
+  readonly topics: number;
+  /** Connections currently behind (conflating or owed a resnapshot). */
+  readonly behind: number;
+  /** Subscribers per feed (`channel.market`). */
+  readonly feeds: Record<string, FeedSubscribers>;
+}
+
+const OPEN_GRANT: AuthGranted = { ok: true };
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The WebSocket gateway. Attaches to `opts.server` on construction; `close()` to stop. */
+export class Gateway {
+  private readonly wss: WebSocketServer;
+  private readonly sessions = new Set<Session>();
+  private readonly behind = new Set<Session>();
+  private readonly index = new SubscriptionIndex<Session>();
+  private readonly lastStatus = new Map<string, FeedStatus>();
+  private readonly conns: ConnectionCounter;
+  private readonly fanout: Fanout;
+  private readonly logger: Logger;
+  private readonly metrics: Metrics;
+  private readonly store: StateStore;
+  private readonly baseLimits: Limits;
+  private readonly heartbeatMs: number;
+  private readonly path: string;
+  private readonly serverName: string;
+  private readonly now: () => number;
+  private readonly ctx: HandlerContext;
+  private readonly host: SessionHost;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly unsubscribes: (() => void)[] = [];
+  private closing: Promise<void> | undefined;
+  private nextId = 1;
+
+  /** A gateway serving `opts.path` (default `/ws`) of `opts.server`, fed by `opts.bus`. */
+  constructor(private readonly opts: GatewayOptions) {
+    this.logger = opts.logger ?? silentLogger();
+    this.metrics = opts.metrics;
+    this.store = opts.store;
+    this.now = opts.now ?? Date.now;
+    this.baseLimits = resolveLimits(opts.limits);
+    this.heartbeatMs = opts.heartbeatMs ?? GATEWAY_DEFAULTS.heartbeatMs;
+    this.path = opts.path ?? GATEWAY_DEFAULTS.path;
+    this.serverName = `krx-bridge/${opts.version ?? packageVersion()}`;
+    this.conns = new ConnectionCounter(opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp);
+    this.wss = new WebSocketServer(this.serverOptions());
+    this.fanout = new Fanout(this.index, this.metrics, this.logger);
+    this.host = this.sessionHost(slowPolicy(opts.slow));
+    this.ctx = this.handlerContext();
+    opts.server.on('upgrade', this.onUpgrade);
+    this.unsubscribes.push(
+      opts.bus.subscribe('batch', (b) => this.fanout.batch(b)),
+      opts.bus.subscribe('status', (st) => {
+        this.lastStatus.set(feedOf(st.channel, st.market), st);
+        this.fanout.status(st);
+      }),
+    );
+    this.timers.push(
+      setInterval(() => this.beat(), this.heartbeatMs),
+      setInterval(() => this.checkBehind(), opts.slowCheckMs ?? GATEWAY_DEFAULTS.slowCheckMs),
+    );
+    for (const t of this.timers) t.unref();
+  }
+
+  /** Open connections. */
+  get clientCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Counts for `/status`. */
+  stats(): GatewayStats {
+    return { clients: this.sessions.size, topics: this.index.topicCount, behind: this.behind.size, feeds: this.index.feeds() };
+  }
+
+  /**
+   * Stops accepting, sends close 1001 "server shutting down" to every
+   * client and resolves once all are closed (clients still open after
+   * `timeoutMs`, default `closeTimeoutMs`, are cut).
+   */
+  close(timeoutMs = this.opts.closeTimeoutMs ?? GATEWAY_DEFAULTS.closeTimeoutMs): Promise<void> {
+    this.closing ??= this.shutdown(timeoutMs);
+    return this.closing;
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    for (const u of this.unsubscribes) u();
+    const open = [...this.sessions];
+    const closed = Promise.all(open.map((s) => new Promise<void>((resolve) => s.ws.once('close', () => resolve()))));
+    for (const s of open) this.closeSession(s, 'goingAway');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([closed, timeout]);
+    clearTimeout(timer);
+    for (const s of this.sessions) s.ws.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private serverOptions(): ServerOptions {
+    const deflate = this.opts.perMessageDeflate ?? GATEWAY_DEFAULTS.perMessageDeflate;
+    // `closeTimeout` (ws ≥ 8.18) bounds the wait for a peer's close frame, e.g. a client that stopped reading.
+    const extra = { closeTimeout: this.opts.closeTimeoutMs ?? GATEWAY_DEFAULTS.closeTimeoutMs };
+    return { noServer: true, maxPayload: this.baseLimits.maxPayloadBytes, perMessageDeflate: deflate, clientTracking: false, ...extra };
+  }
+
+  // --- connections ----------------------------------------------------------
+
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const onError = (): void => void socket.destroy();
+    socket.on('error', onError);
+    if (pathOf(req.url) !== this.path) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
+    if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
+    const addr = clientAddress(req, this.opts.trustProxy);
+    if (!this.conns.acquire(addr)) {
+      this.metrics.connections.inc({ outcome: 'too_many' });
+      return refuseUpgrade(socket, 429, 'too_many_connections', 'too many connections from this address');
+    }
+    // One release point for every path (refused, failed handshake, closed session).
+    socket.once('close', () => this.conns.release(addr));
+    const auth = this.opts.auth;
+    if (auth === undefined) return this.accept(req, socket, head, addr, OPEN_GRANT, onError);
+    auth.authenticate(req).then(
+      (res) => {
+        if (res.ok) return this.accept(req, socket, head, addr, res, onError);
+        this.metrics.connections.inc({ outcome: res.code === 'forbidden_origin' ? 'forbidden_origin' : 'unauthorized' });
+        this.logger.info({ addr, reason: res.message }, 'upgrade refused');
+        refuseUpgrade(socket, res.status, res.code, res.message);
+      },
+      (err: unknown) => {
+        this.logger.error({ err }, 'authentication failed unexpectedly');
+        refuseUpgrade(socket, 500, 'internal', 'internal error');
+      },
+    );
+  };
+
+  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, addr: string, grant: AuthGranted, onError: () => void): void {
+    if (this.closing || socket.destroyed) return void socket.destroy();
+    socket.removeListener('error', onError);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, addr, grant));
+  }
+
+  private onConnection(ws: WebSocket, addr: string, grant: AuthGranted): void {
+    const limits = resolveLimits(this.baseLimits, grant.limits);
+    const who = { addr, ...(grant.clientId ? { clientId: grant.clientId } : {}), ...(grant.tokenHash ? { tokenHash: grant.tokenHash } : {}) };
+    const s = new Session(this.nextId++, ws, who, limits, this.host, this.opts.floodFactor ?? GATEWAY_DEFAULTS.floodFactor);
+    this.sessions.add(s);
+    this.metrics.connections.inc({ outcome: 'accepted' });
+    this.metrics.clients.set(this.sessions.size);
+    ws.on('message', (data, isBinary) => this.onMessage(s, data, isBinary));
+    ws.on('pong', () => {
+      s.lastSeen = this.now();
+    });
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.metrics.closes.inc({ code: String(CLOSE_CODES.tooBig.code) });
+      this.logger.debug({ session: s.id, code: err.code }, 'client connection error');
+    });
+    ws.on('close', () => this.onClose(s));
+    if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
+    s.sendNow(this.welcome(limits));
+    this.host.sent('welcome', 1);
+    this.logger.debug({ session: s.id, addr, client: grant.clientId, token: grant.tokenHash }, 'client connected');
+  }
+
+  private welcome(limits: Limits): string {
+    return JSON.stringify({
+      type: 'welcome',
+      version: PROTOCOL_VERSION,
+      server: this.serverName,
+      epoch: this.store.epoch,
+      heartbeatMs: this.heartbeatMs,
+      limits,
+      channels: CHANNELS,
+      markets: MARKETS,
+      resources: RESOURCES,
+      ts: this.now(),
+    });
+  }
+
+  private scheduleExpiry(s: Session, expiresAt: number): void {
+    const delay = expiresAt - this.now();
+    if (delay <= 0) return this.closeSession(s, 'tokenExpired');
+    s.expiryTimer = setTimeout(() => this.scheduleExpiry(s, expiresAt), Math.min(delay, MAX_TIMER_MS));
+    s.expiryTimer.unref();
+  }
+
+  private onClose(s: Session): void {
+    s.closing = true;
+    clearTimeout(s.expiryTimer);
+    this.sessions.delete(s);
+    this.behind.delete(s);
+    const held = this.index.removeAll(s);
+    for (const t of held.topics) {
+      const p = parseTopic(t);
+      if (p) this.opts.demand.remove(p.channel, p.market, p.code);
+    }
+    for (const feed of held.wildcards) {
+      const f = parseFeed(feed);
+      this.opts.demand.remove(f.channel, f.market, '*');
+    }
+    this.metrics.clients.set(this.sessions.size);
+    this.metrics.topics.set(this.index.topicCount);
+  }
+
+  /** Closes a session with a server close code (heartbeat timeouts are cut without a handshake). */
+  private closeSession(s: Session, name: CloseName): void {
+    if (s.closing) return;
+    s.closing = true;
+    const c = CLOSE_CODES[name];
+    this.metrics.closes.inc({ code: String(c.code) });
+    if (name === 'heartbeatTimeout') s.ws.terminate();
+    else s.ws.close(c.code, c.reason);
+  }
+
+  // --- inbound --------------------------------------------------------------
+
+  private onMessage(s: Session, data: RawData, isBinary: boolean): void {
+    const now = this.now();
+    s.lastSeen = now;
+    const bytes = rawBytes(data);
+    this.metrics.bytesIn.inc(bytes.length);
+    if (s.closing) return;
+    if (s.flood.hit(now)) return this.closeSession(s, 'policy');
+    if (!s.inbound.take(now)) {
+      this.metrics.messagesIn.inc({ op: 'rate_limited' });
+      if (s.violations.hit(now)) return this.closeSession(s, 'policy');
+      return this.sendError(s, wireError('rate_limited', `at most ${s.limits.maxMessagesPerSecond} messages per second`));
+    }
+    if (isBinary) {
+      this.metrics.messagesIn.inc({ op: 'binary' });
+      return this.sendError(s, wireError('bad_request', 'binary frames are not accepted; send JSON text'));
+    }
+    const parsed = parseClientFrame(bytes.toString('utf8'));
+    if (!parsed.ok) {
+      this.metrics.messagesIn.inc({ op: 'invalid' });
+      return this.sendError(s, parsed.error, parsed.id);
+    }
+    this.metrics.messagesIn.inc({ op: parsed.msg.op });
+    try {
+      this.dispatch(s, parsed.msg);
+    } catch (err) {
+      this.logger.error({ err, session: s.id, op: parsed.msg.op }, 'request handler failed');
+      this.sendError(s, wireError('internal', 'an unexpected server error occurred'), parsed.msg.id);
+    }
+  }
+
+  private dispatch(s: Session, msg: ClientMsg): void {
+    switch (msg.op) {
+      case 'subscribe':
+        return onSubscribe(this.ctx, s, msg);
+      case 'unsubscribe':
+        return onUnsubscribe(this.ctx, s, msg);
+      case 'get':
+        return onGet(this.ctx, s, msg);
+      case 'resync':
+        return onResync(this.ctx, s, msg);
+      case 'ping':
+        return onPing(this.ctx, s, msg.id);
+    }
+  }
+
+  private sendError(s: Session, err: WireError, id?: RequestId): void {
+    this.metrics.errorsOut.inc({ code: err.code });
+    this.host.sent('error', 1);
+    s.sendNow(errorFrame(err, id));
+  }
+
+  // --- timers ---------------------------------------------------------------
+
+  private beat(): void {
+    const now = this.now();
+    for (const s of this.sessions) {
+      if (s.closing) continue;
+      if (now - s.lastSeen > 2 * this.heartbeatMs) {
+        this.logger.debug({ session: s.id }, 'heartbeat timeout');
+        this.closeSession(s, 'heartbeatTimeout');
+      } else s.ws.ping();
+    }
+  }
+
+  private checkBehind(): void {
+    if (this.behind.size === 0) return;
+    const now = this.now();
+    for (const s of this.behind) if (!s.closing) s.checkSlow(now);
+  }
+
+  // --- wiring ---------------------------------------------------------------
+
+  private statusOf(channel: Channel, market: Market): string | undefined {
+    const provider = this.opts.statuses;
+    if (provider !== undefined) {
+      for (const st of provider()) if (st.channel === channel && st.market === market) return statusFrame(st);
+    }
+    const last = this.lastStatus.get(feedOf(channel, market));
+    return last === undefined ? undefined : statusFrame(last);
+  }
+
+  private snapshotsFor(s: Session, topics: Iterable<string> | undefined): string[] {
+    const out: string[] = [];
+    const store = this.store;
+    if (topics === undefined) {
+      for (const feed of s.wildcards) {
+        const f = parseFeed(feed);
+        for (const e of store.entries(f.channel, f.market)) out.push(store.snapshot(e));
+      }
+    }
+    const list = topics ?? [...s.explicit].filter(([feed]) => !s.wildcards.has(feed)).flatMap(([, set]) => [...set]);
+    for (const t of list) {
+      const p = parseTopic(t);
+      if (p === undefined || !this.index.has(s, feedOf(p.channel, p.market), t)) continue;
+      const e = store.entry(p.channel, p.market, p.code);
+      if (e !== undefined) out.push(store.snapshot(e));
+    }
+    return out;
+  }
+
+  private sessionHost(policy: SlowPolicy): SessionHost {
+    const metrics = this.metrics;
+    const compress = this.opts.perMessageDeflate ?? GATEWAY_DEFAULTS.perMessageDeflate;
+    return {
+      policy,
+      chunk: this.opts.snapshotChunk ?? GATEWAY_DEFAULTS.snapshotChunk,
+      sendOptions: { binary: false, compress },
+      now: this.now,
+      snapshotsFor: (s, topics) => this.snapshotsFor(s, topics),
+      wrote: (bytes) => {
+        metrics.framesOut.inc();
+        metrics.bytesOut.inc(bytes);
+      },
+      sent: (type, n) => metrics.messagesOut.inc({ type }, n),
+      slowStep: (s, step, behind) => {
+        if (behind) this.behind.add(s);
+        else this.behind.delete(s);
+        if (step !== 'drain') metrics.slowConsumer.inc({ step });
+        this.logger.debug({ session: s.id, step }, 'slow consumer');
+      },
+      close: (s, name) => {
+        if (name === 'slowConsumer' && !s.closing) {
+          metrics.slowConsumer.inc({ step: 'close' });
+          this.logger.info({ session: s.id, addr: s.who.addr }, 'closing slow consumer');
+        }
+        this.closeSession(s, name);
+      },
+    };
+  }
+
+  private handlerContext(): HandlerContext {
+    return {
+      store: this.store,
+      index: this.index,
+      demand: this.opts.demand,
+      symbols: this.opts.symbols,
+      onDemand: this.opts.onDemand,
+      families: this.opts.families ?? GATEWAY_DEFAULTS.families,
+      logger: this.logger,
+      now: this.now,
+      statusOf: (c, m) => this.statusOf(c, m),
+      sent: (type, n) => this.host.sent(type, n),
+      error: (s, err, id) => this.sendError(s, err, id),
+      topicsChanged: () => this.metrics.topics.set(this.index.topicCount),
+    };
+  }
+}
+
+function rawBytes(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}

@@ -1,0 +1,206 @@
+import type { Logger } from '../log.js';
+import type { Channel, Market } from '../protocol/constants.js';
+import { WILDCARD } from '../protocol/constants.js';
+import type { GetMsg, ResyncMsg, SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
+import { feedOf, parseTopic, topicOf } from '../protocol/topics.js';
+import type { StateStore, TopicEntry } from '../state/store.js';
+import type { OnDemandResult } from '../upstream/cache.js';
+import { upstreamWireError, wireError, type RequestId, type WireError } from './errors.js';
+import type { SubscriptionIndex } from './index.js';
+import { checkFeed, resolveTarget, wildcardTopic, type Target } from './requests.js';
+import { resolveGet, type Families } from './resources.js';
+import type { Session } from './session.js';
+
+/**
+ * Handlers of the client ops: subscribe, unsubscribe, get, resync, ping.
+ * Each answers with frames or an error frame; none throws for a bad
+ * request. See docs/PROTOCOL.md §Client messages.
+ */
+
+/** Demand as the gateway records it (reference counts per code or `*`). */
+export interface DemandSink {
+  add(channel: Channel, market: Market, code: string): void;
+  remove(channel: Channel, market: Market, code: string): void;
+}
+
+/** The on-demand lookup (OnDemandCache.get). */
+export interface OnDemand {
+  get(id: string, params: Record<string, unknown>): Promise<OnDemandResult>;
+}
+
+/** Symbol listing check (SymbolDirectory.has). */
+export interface SymbolLookup {
+  has(market: string, code: string): boolean;
+}
+
+/** What the handlers use of the gateway. */
+export interface HandlerContext {
+  readonly store: StateStore;
+  readonly index: SubscriptionIndex<Session>;
+  readonly demand: DemandSink;
+  readonly symbols: SymbolLookup;
+  readonly onDemand: OnDemand;
+  readonly families: Families;
+  readonly logger: Logger;
+  now(): number;
+  /** The serialised current `status` of a feed, if known. */
+  statusOf(channel: Channel, market: Market): string | undefined;
+  /** Counts messages sent, by type. */
+  sent(type: string, n: number): void;
+  /** Sends an error frame (and counts it). */
+  error(s: Session, err: WireError, id?: RequestId): void;
+  /** The subscription counts changed. */
+  topicsChanged(): void;
+}
+
+function overLimit(s: Session, t: Target): WireError | undefined {
+  if (t.wildcard) {
+    if (!s.wildcards.has(t.feed) && s.wildcards.size >= s.limits.maxWildcards) {
+      return wireError('too_many_topics', `at most ${s.limits.maxWildcards} wildcard subscriptions per connection`);
+    }
+    return undefined;
+  }
+  const mine = s.explicit.get(t.feed);
+  let added = 0;
+  for (const topic of t.topics) if (!mine?.has(topic)) added++;
+  if (s.explicitCount + added > s.limits.maxTopics) {
+    return wireError('too_many_topics', `at most ${s.limits.maxTopics} topics per connection`);
+  }
+  return undefined;
+}
+
+/** Frames bringing a client to the current state of an entry: replayed patches (resume) or a snapshot. */
+function catchUp(store: StateStore, e: TopicEntry, since: number | undefined, out: string[]): 'patch' | 'snapshot' {
+  if (since !== undefined) {
+    const missed = store.replay(e, since);
+    if (missed !== undefined) {
+      for (const f of missed) out.push(f);
+      return 'patch';
+    }
+  }
+  out.push(store.snapshot(e));
+  return 'snapshot';
+}
+
+/** Subscribes: validate, check limits, reply `subscribed`, send state (resume or snapshot) and status, record demand. */
+export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg): void {
+  const r = resolveTarget(msg, (m, c) => ctx.symbols.has(m, c));
+  if (!r.ok) return ctx.error(s, r.error, msg.id);
+  const t = r.value;
+  const limit = overLimit(s, t);
+  if (limit) return ctx.error(s, limit, msg.id);
+  const { channel, market, feed } = t;
+  const newCodes: string[] = [];
+  if (t.wildcard) {
+    if (ctx.index.addWildcard(s, feed)) newCodes.push(WILDCARD);
+  } else {
+    for (let i = 0; i < t.codes.length; i++) if (ctx.index.addTopic(s, feed, t.topics[i]!)) newCodes.push(t.codes[i]!);
+  }
+  const reply = JSON.stringify({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : t.topics });
+  const since = msg.epoch === ctx.store.epoch ? msg.since : undefined;
+  const frames = [reply];
+  let snapshots = 0;
+  const entries: Iterable<TopicEntry | undefined> = t.wildcard
+    ? ctx.store.entries(channel, market)
+    : t.codes.map((c) => ctx.store.entry(channel, market, c));
+  for (const e of entries) {
+    if (e === undefined) continue;
+    if (!s.live) s.markDirty(e.topic);
+    else if (catchUp(ctx.store, e, since?.[e.topic], frames) === 'snapshot') snapshots++;
+  }
+  const patches = frames.length - 1 - snapshots;
+  const status = ctx.statusOf(channel, market);
+  if (status !== undefined) frames.push(status);
+  s.sendChunks(frames);
+  ctx.sent('subscribed', 1);
+  if (snapshots) ctx.sent('snapshot', snapshots);
+  if (patches) ctx.sent('patch', patches);
+  if (status !== undefined) ctx.sent('status', 1);
+  for (const code of newCodes) ctx.demand.add(channel, market, code);
+  if (newCodes.length) ctx.topicsChanged();
+}
+
+/** Unsubscribes: reply `unsubscribed` with the topics actually removed, release their demand. */
+export function onUnsubscribe(ctx: HandlerContext, s: Session, msg: UnsubscribeMsg): void {
+  const fe = checkFeed(msg.channel, msg.market);
+  if (fe) return ctx.error(s, fe, msg.id);
+  const channel = msg.channel as Channel;
+  const market = msg.market as Market;
+  const feed = feedOf(channel, market);
+  const removed: string[] = [];
+  for (const code of new Set(msg.codes)) {
+    if (code === WILDCARD) {
+      if (ctx.index.removeWildcard(s, feed)) {
+        ctx.demand.remove(channel, market, WILDCARD);
+        removed.push(wildcardTopic(feed));
+      }
+    } else {
+      const topic = topicOf(channel, market, code);
+      if (ctx.index.removeTopic(s, feed, topic)) {
+        ctx.demand.remove(channel, market, code);
+        removed.push(topic);
+      }
+    }
+  }
+  s.sendNow(JSON.stringify({ type: 'unsubscribed', id: msg.id, topics: removed }));
+  ctx.sent('unsubscribed', 1);
+  if (removed.length) ctx.topicsChanged();
+}
+
+/** Resync: a fresh snapshot of one topic the connection receives. */
+export function onResync(ctx: HandlerContext, s: Session, msg: ResyncMsg): void {
+  const p = parseTopic(msg.topic);
+  if (p === undefined || !ctx.index.has(s, feedOf(p.channel, p.market), msg.topic)) {
+    return ctx.error(s, wireError('not_subscribed', 'the topic is not subscribed on this connection', msg.topic), msg.id);
+  }
+  const e = ctx.store.entry(p.channel, p.market, p.code);
+  // Without state yet, the first snapshot follows through the bus when the poller sees the topic.
+  if (e === undefined) return;
+  if (!s.live) return s.markDirty(e.topic);
+  s.sendNow(ctx.store.snapshot(e));
+  ctx.sent('snapshot', 1);
+}
+
+/** Ping: `pong` with the server time. */
+export function onPing(ctx: HandlerContext, s: Session, id: RequestId | undefined): void {
+  s.sendNow(JSON.stringify({ type: 'pong', id, ts: ctx.now() }));
+  ctx.sent('pong', 1);
+}
+
+/**
+ * Get: rate-limit, resolve to an endpoint, look it up without blocking the
+ * socket loop, reply `result` (or `error`) whenever it completes.
+ */
+export function onGet(ctx: HandlerContext, s: Session, msg: GetMsg): void {
+  if (!s.gets.take(ctx.now())) {
+    return ctx.error(s, wireError('rate_limited', `at most ${s.limits.getsPerMinute} get requests per minute`), msg.id);
+  }
+  const r = resolveGet(msg, ctx.families);
+  if (!r.ok) return ctx.error(s, r.error, msg.id);
+  const q = r.value;
+  if (q.code !== undefined && q.resource !== 'index' && !ctx.symbols.has(q.market, q.code)) {
+    return ctx.error(s, wireError('invalid_code', `not listed on ${q.market}: ${q.code}`), msg.id);
+  }
+  ctx.onDemand.get(q.endpointId, q.params).then(
+    (res) => {
+      if (s.closing) return;
+      const frame = JSON.stringify({
+        type: 'result',
+        id: msg.id,
+        resource: q.resource,
+        market: q.market,
+        code: q.code,
+        ts: res.receivedAt,
+        data: res.data,
+      });
+      s.sendNow(frame);
+      ctx.sent('result', 1);
+    },
+    (err: unknown) => {
+      const we = upstreamWireError(err);
+      if (we.code === 'internal') ctx.logger.error({ err, endpoint: q.endpointId }, 'get failed unexpectedly');
+      else ctx.logger.debug({ code: (err as { code?: unknown }).code, endpoint: q.endpointId }, 'get failed upstream');
+      if (!s.closing) ctx.error(s, we, msg.id);
+    },
+  );
+}

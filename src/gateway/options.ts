@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { Bus, FeedStatus } from '../bus/bus.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Limits } from '../protocol/constants.js';
+import type { StateStore } from '../state/store.js';
+import type { Authenticator } from './auth.js';
+import type { DemandSink, OnDemand, SymbolLookup } from './handlers.js';
+import type { Families } from './resources.js';
+import type { SlowPolicy } from './slow.js';
+
+/**
+ * Options of the WebSocket gateway and their defaults.
+ * See docs/OPERATIONS.md §Configuration.
+ */
+
+/** Options of `Gateway`. */
+export interface GatewayOptions {
+  /** The HTTP server whose `upgrade` requests on `path` become WebSocket connections. */
+  readonly server: Server;
+  /** Topic state: snapshots, replay, epoch. */
+  readonly store: StateStore;
+  /** Source of change batches and feed states. */
+  readonly bus: Bus;
+  /** Where subscriptions are counted so the poller polls them (Demand). */
+  readonly demand: DemandSink;
+  /** Listing check of stock codes (SymbolDirectory). */
+  readonly symbols: SymbolLookup;
+  /** On-demand lookups for `get` (OnDemandCache). */
+  readonly onDemand: OnDemand;
+  /** Metrics to count into. */
+  readonly metrics: Metrics;
+  /** API family per market for `get`; default KOSPI v2, KOSDAQ v3 (KONEX follows KOSPI). */
+  readonly families?: Families;
+  /** Current feed states (Poller.statuses); without it, the last states seen on the bus. */
+  readonly statuses?: () => Iterable<FeedStatus>;
+  /** Logger; default silent. */
+  readonly logger?: Logger;
+  /** Access control; default open. */
+  readonly auth?: Authenticator;
+  /** WebSocket path; default `/ws`. */
+  readonly path?: string;
+  /** Version in `welcome.server` (`krx-bridge/<version>`); default the package version. */
+  readonly version?: string;
+  /** Per-connection limits; defaults DEFAULT_LIMITS (tokens may override some). */
+  readonly limits?: Partial<Limits>;
+  /** WebSocket ping interval, ms; a peer silent for two intervals is dropped. Default 15,000. */
+  readonly heartbeatMs?: number;
+  /** Open connections per client address; default 100 (more are refused with HTTP 429). */
+  readonly maxConnectionsPerIp?: number;
+  /** Use permessage-deflate when the client offers it; default false (its CPU and memory cost). */
+  readonly perMessageDeflate?: boolean;
+  /** Slow-consumer thresholds (slow.ts); defaults 1 MiB / 4 MiB / 16 MiB / 30 s. */
+  readonly slow?: Partial<SlowPolicy>;
+  /** How often behind connections are re-checked (drained, escalated), ms; default 100. */
+  readonly slowCheckMs?: number;
+  /** Messages per frame when many go out at once (whole-market snapshots); default 500. */
+  readonly snapshotChunk?: number;
+  /** Close with 1008 past this many times the message rate within one second; default 3. */
+  readonly floodFactor?: number;
+  /** Wait for clients to close on `close()` (then they are cut), and for a close handshake, ms; default 5,000. */
+  readonly closeTimeoutMs?: number;
+  /** Take the client address from `X-Forwarded-For` (only behind a proxy that sets it); default false. */
+  readonly trustProxy?: boolean;
+  /** Clock, ms epoch; default Date.now. */
+  readonly now?: () => number;
+}
+
+/** Default values of the gateway's own options. */
+export const GATEWAY_DEFAULTS = {
+  path: '/ws',
+  heartbeatMs: 15_000,
+  maxConnectionsPerIp: 100,
+  perMessageDeflate: false,
+  slowCheckMs: 100,
+  snapshotChunk: 500,
+  floodFactor: 3,
+  closeTimeoutMs: 5_000,
+  families: { kospi: 'v2', kosdaq: 'v3' } as Families,
+} as const;
+
+/** The package version, read once from package.json next to src/ or dist/. */
+export function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

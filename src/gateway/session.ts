@@ -1,0 +1,220 @@
+import { WebSocket } from 'ws';
+import type { Limits } from '../protocol/constants.js';
+import type { CloseName } from '../protocol/errors.js';
+import type { Subscriber } from './index.js';
+import { TokenBucket, WindowCounter, messageBucket, perMinuteBucket } from './limits.js';
+import { Mode, slowAction, type SlowPolicy } from './slow.js';
+
+/**
+ * One client connection: identity, limits, subscriptions (as the index
+ * sees them) and its outbound side: the per-tick pending frames and the
+ * slow-consumer state. See docs/PROTOCOL.md §Slow consumers.
+ */
+
+/** What a session needs from the gateway that owns it. */
+export interface SessionHost {
+  readonly policy: SlowPolicy;
+  /** Messages per frame when many go out at once (snapshots on subscribe or drain). */
+  readonly chunk: number;
+  /** Options of every `ws.send` (text frames; compression per configuration). */
+  readonly sendOptions: { readonly binary: false; readonly compress: boolean };
+  now(): number;
+  /** Snapshot frames of `topics` of `s` that it still receives, or of all its topics when undefined. */
+  snapshotsFor(s: Session, topics: Iterable<string> | undefined): string[];
+  /** Counts one frame of `bytes` written. */
+  wrote(bytes: number): void;
+  /** Counts messages sent, by type. */
+  sent(type: string, n: number): void;
+  /** A slow-consumer step was taken; `behind` says whether the session is now behind. */
+  slowStep(s: Session, step: 'conflate' | 'resnapshot' | 'drain', behind: boolean): void;
+  /** Closes `s` with a server close code. */
+  close(s: Session, name: CloseName): void;
+}
+
+/** Who the client is, as authentication established it. */
+export interface SessionIdentity {
+  /** Remote address (connection caps are per address). */
+  readonly addr: string;
+  /** Client id from the token (`sub` of a JWT, or the token's id), if any. */
+  readonly clientId?: string;
+  /** Hash prefix of the token, for logs. */
+  readonly tokenHash?: string;
+}
+
+const OPEN = WebSocket.OPEN;
+const LBRACKET = 0x5b;
+const COMMA = 0x2c;
+const RBRACKET = 0x5d;
+
+/** One WebSocket client. */
+export class Session implements Subscriber {
+  /** Explicit topics per feed (kept by the SubscriptionIndex). */
+  readonly explicit = new Map<string, Set<string>>();
+  /** Wildcard feeds (kept by the SubscriptionIndex). */
+  readonly wildcards = new Set<string>();
+  /** Inbound message rate: `maxMessagesPerSecond`, bursts of twice that. */
+  readonly inbound: TokenBucket;
+  /** `get` rate: `getsPerMinute`. */
+  readonly gets: TokenBucket;
+  /** Trips when the client floods: more than `floodFactor` × the message limit in one second. */
+  readonly flood: WindowCounter;
+  /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */
+  readonly violations: WindowCounter;
+  /** Last time the peer showed it is alive (pong or message), ms epoch. */
+  lastSeen: number;
+  /** Set once the server started closing the connection. */
+  closing = false;
+  /** Closes the connection when the token expires. */
+  expiryTimer: NodeJS.Timeout | undefined;
+
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private mode: Mode = Mode.Live;
+  private readonly dirty = new Set<string>();
+  private skipped = 0;
+  private behindSince = 0;
+
+  /** A session for an accepted WebSocket. */
+  constructor(
+    readonly id: number,
+    readonly ws: WebSocket,
+    readonly who: SessionIdentity,
+    readonly limits: Limits,
+    private readonly host: SessionHost,
+    floodFactor: number,
+  ) {
+    const now = host.now();
+    this.inbound = messageBucket(limits.maxMessagesPerSecond, now);
+    this.gets = perMinuteBucket(limits.getsPerMinute, now);
+    this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
+    this.violations = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * 5), 10_000);
+    this.lastSeen = now;
+  }
+
+  /** Explicit topics held. */
+  get explicitCount(): number {
+    let n = 0;
+    for (const set of this.explicit.values()) n += set.size;
+    return n;
+  }
+
+  /** Whether updates are written (not behind). */
+  get live(): boolean {
+    return this.mode === Mode.Live;
+  }
+
+  /** Slow-consumer mode, for tests and `/status`. */
+  get slowMode(): 'live' | 'conflating' | 'resnapshot' {
+    return this.mode === Mode.Live ? 'live' : this.mode === Mode.Conflating ? 'conflating' : 'resnapshot';
+  }
+
+  /**
+   * Queues one pre-serialised frame of `topic` for this tick's flush; when
+   * behind, marks the topic dirty instead. Returns whether it was queued.
+   * The hot path: no allocation besides the array slot.
+   */
+  push(topic: string, frame: Buffer, touched: Session[]): boolean {
+    if (this.mode !== Mode.Live) {
+      if (this.mode === Mode.Conflating) this.dirty.add(topic);
+      this.skipped += frame.length;
+      return false;
+    }
+    if (this.pending.length === 0) touched.push(this);
+    this.pending.push(frame);
+    this.pendingBytes += frame.length;
+    return true;
+  }
+
+  /**
+   * Writes this tick's queued frames as ONE WebSocket frame (the message,
+   * or a JSON array of them), then applies the slow-consumer policy.
+   * Returns the bytes written (0 when nothing was).
+   */
+  flush(): number {
+    const list = this.pending;
+    const n = list.length;
+    if (n === 0) return 0;
+    let data: Buffer;
+    if (n === 1) data = list[0]!;
+    else {
+      data = Buffer.allocUnsafe(this.pendingBytes + n + 1);
+      data[0] = LBRACKET;
+      let off = 1;
+      for (let i = 0; i < n; i++) {
+        if (i > 0) data[off++] = COMMA;
+        off += list[i]!.copy(data, off);
+      }
+      data[off] = RBRACKET;
+    }
+    list.length = 0;
+    this.pendingBytes = 0;
+    if (this.ws.readyState !== OPEN) return 0;
+    this.ws.send(data, this.host.sendOptions);
+    if (this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
+    return data.length;
+  }
+
+  /** Writes one serialised message (or pre-joined frame) now, whatever the slow-consumer mode. */
+  sendNow(payload: string | Buffer): void {
+    if (this.ws.readyState !== OPEN) return;
+    const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    this.ws.send(data, this.host.sendOptions);
+    this.host.wrote(data.length);
+  }
+
+  /**
+   * Writes many serialised messages in frames of at most `host.chunk`
+   * messages each (a whole-market snapshot in a few frames, not thousands).
+   */
+  sendChunks(frames: readonly string[]): void {
+    const size = this.host.chunk;
+    for (let i = 0; i < frames.length; i += size) {
+      const end = Math.min(frames.length, i + size);
+      this.sendNow(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
+    }
+    if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
+  }
+
+  /** Marks a topic for a fresh snapshot when the connection drains (behind only). */
+  markDirty(topic: string): void {
+    if (this.mode === Mode.Conflating) this.dirty.add(topic);
+  }
+
+  /**
+   * Applies the slow-consumer policy (slow.ts) until it asks for nothing
+   * more: conflate, resnapshot, drain (fresh snapshots), or close with 4008.
+   */
+  checkSlow(now = this.host.now()): void {
+    for (let step = 0; step < 4 && !this.closing; step++) {
+      const behindMs = this.mode === Mode.Live ? 0 : now - this.behindSince;
+      const act = slowAction(this.mode, this.ws.bufferedAmount, this.skipped, behindMs, this.host.policy);
+      if (act === 'none') return;
+      if (act === 'close') return this.host.close(this, 'slowConsumer');
+      if (act === 'conflate') {
+        this.mode = Mode.Conflating;
+        this.behindSince = now;
+        this.host.slowStep(this, 'conflate', true);
+      } else if (act === 'resnapshot') {
+        this.mode = Mode.Resnapshot;
+        this.dirty.clear();
+        this.host.slowStep(this, 'resnapshot', true);
+      } else this.drain();
+    }
+  }
+
+  private drain(): void {
+    const topics = this.mode === Mode.Resnapshot ? undefined : [...this.dirty];
+    this.mode = Mode.Live;
+    this.dirty.clear();
+    this.skipped = 0;
+    this.host.slowStep(this, 'drain', false);
+    const frames = this.host.snapshotsFor(this, topics);
+    if (frames.length === 0) return;
+    this.host.sent('snapshot', frames.length);
+    const size = this.host.chunk;
+    for (let i = 0; i < frames.length; i += size) {
+      const end = Math.min(frames.length, i + size);
+      this.sendNow(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
+    }
+  }
+}

@@ -1,0 +1,248 @@
+import type { Socket } from 'node:net';
+import fastJsonPatch from 'fast-json-patch';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { Row } from '../../src/upstream/normalise.js';
+import { Client, codes, counter, eventually, row, sleep, startHarness, type Harness, type Msg } from './harness.js';
+
+const { applyPatch, deepClone } = fastJsonPatch;
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function socketOf(c: Client): Socket {
+  return (c.ws as unknown as { _socket: Socket })._socket;
+}
+
+/** Rows of every code with prices moved by `t` (every row changes). */
+function wideRows(cs: readonly string[], t: number): Row[] {
+  return cs.map((c, i) => row(c, 10_000 + t * 7 + i, { opnprc: t, hgprc: t + 1, lwprc: t - 1, accTrdval: t * 1000 + i }));
+}
+
+/** Ticks the whole feed until `done()` or `max` ticks, yielding to I/O between ticks. */
+async function tickUntil(hh: Harness, cs: readonly string[], done: () => Promise<boolean>, start = 1, max = 400): Promise<number> {
+  let t = start;
+  for (; t < start + max; t++) {
+    hh.tick('quote', 'kospi', wideRows(cs, t));
+    await new Promise((r) => setImmediate(r));
+    if (await done()) return t;
+  }
+  throw new Error('condition not reached');
+}
+
+/** Rebuilds each topic's row from a client's messages (snapshots replace, patches apply in seq order). */
+function rebuild(msgs: readonly Msg[]): Map<string, { seq: number; data: Record<string, unknown> }> {
+  const local = new Map<string, { seq: number; data: Record<string, unknown> }>();
+  for (const m of msgs) {
+    if (m.type === 'snapshot') local.set(m.topic, { seq: m.seq, data: deepClone(m.data) });
+    else if (m.type === 'patch') {
+      const cur = local.get(m.topic);
+      if (cur === undefined) throw new Error(`patch before snapshot for ${m.topic}`);
+      if (m.seq <= cur.seq) continue;
+      if (m.seq !== cur.seq + 1) throw new Error(`gap on ${m.topic}: ${cur.seq} -> ${m.seq}`);
+      cur.data = applyPatch(cur.data, m.ops, true, false).newDocument;
+      cur.seq = m.seq;
+    }
+  }
+  return local;
+}
+
+describe('slow consumers', () => {
+  it('a client that never reads is conflated, resnapshotted, then closed with 4008; others keep receiving', async () => {
+    h = await startHarness(
+      { slow: { conflateBytes: 64 << 10, resnapshotBytes: 256 << 10, closeBytes: 1 << 20, maxBehindMs: 20_000 }, closeTimeoutMs: 10_000 },
+      {},
+      2000,
+    );
+    const hh = h;
+    const cs = codes(2000);
+    hh.tick('quote', 'kospi', wideRows(cs, 0));
+    const slow = await Client.connect(hh.url);
+    await slow.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await slow.wait(() => slow.of('snapshot').length === 2000);
+    const fast = await Client.connect(hh.url);
+    await fast.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['000001', '001999'] });
+    socketOf(slow).pause();
+    const step = (s: string) => counter(hh.metrics, 'krx_slow_consumer_total', { step: s });
+    const last = await tickUntil(hh, cs, async () => (await step('close')) > 0);
+    expect(await step('conflate')).toBeGreaterThanOrEqual(1);
+    expect(await step('resnapshot')).toBeGreaterThanOrEqual(1);
+    expect(await step('close')).toBe(1);
+    expect(await counter(hh.metrics, 'krx_server_closes_total', { code: '4008' })).toBe(1);
+    // The fast client got every tick, in order.
+    const seq = hh.store.entry('quote', 'kospi', '001999')!.seq;
+    expect(seq).toBe(last + 1);
+    await fast.wait(() => fast.msgs.some((m) => m.topic === 'quote.kospi.001999' && m.seq === seq), 5000);
+    expect(rebuild(fast.msgs).get('quote.kospi.001999')).toEqual({ seq, data: hh.store.entry('quote', 'kospi', '001999')!.row });
+    // Once it reads again, the slow client finds the close frame behind what was buffered.
+    socketOf(slow).resume();
+    expect(await slow.closedWith(8000)).toEqual({ code: 4008, reason: 'slow consumer: too far behind' });
+    fast.close();
+  });
+
+  it('a client that catches up gets fresh snapshots instead of the missed patches', async () => {
+    h = await startHarness(
+      { slow: { conflateBytes: 64 << 10, resnapshotBytes: 1 << 30, closeBytes: 1 << 30, maxBehindMs: 20_000 } },
+      {},
+      1000,
+    );
+    const hh = h;
+    const cs = codes(1000);
+    hh.tick('quote', 'kospi', wideRows(cs, 0));
+    const c = await Client.connect(hh.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.wait(() => c.of('snapshot').length === 1000);
+    socketOf(c).pause();
+    const conflated = () => counter(hh.metrics, 'krx_slow_consumer_total', { step: 'conflate' });
+    let t = await tickUntil(hh, cs, async () => (await conflated()) > 0);
+    for (let i = 0; i < 5; i++) hh.tick('quote', 'kospi', wideRows(cs, ++t));
+    const snapshotsBefore = c.of('snapshot').length;
+    socketOf(c).resume();
+    // Conflation turned the missed patches into one snapshot per dirty topic.
+    await c.wait(() => c.of('snapshot').length >= snapshotsBefore + 1000, 8000);
+    hh.tick('quote', 'kospi', wideRows(cs, ++t));
+    await c.request({ op: 'ping', id: 'end' }, 8000);
+    const local = rebuild(c.msgs);
+    for (const code of ['000001', '000500', '001000']) {
+      const e = hh.store.entry('quote', 'kospi', code)!;
+      expect(local.get(e.topic)).toEqual({ seq: e.seq, data: e.row });
+    }
+    expect(await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'close' })).toBe(0);
+    expect(c.closed).toBeUndefined();
+    c.close();
+  });
+
+  it('a client behind for longer than maxBehindMs is closed with 4008', async () => {
+    h = await startHarness(
+      { slow: { conflateBytes: 64 << 10, resnapshotBytes: 1 << 30, closeBytes: 1 << 30, maxBehindMs: 300 }, closeTimeoutMs: 10_000 },
+      {},
+      1000,
+    );
+    const hh = h;
+    const cs = codes(1000);
+    hh.tick('quote', 'kospi', wideRows(cs, 0));
+    const c = await Client.connect(hh.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.wait(() => c.of('snapshot').length === 1000);
+    socketOf(c).pause();
+    await tickUntil(hh, cs, async () => (await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'conflate' })) > 0);
+    const t0 = Date.now();
+    await eventually(async () => (await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'close' })) > 0, 3000, 'close');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(200);
+    socketOf(c).resume();
+    expect((await c.closedWith(8000)).code).toBe(4008);
+  });
+});
+
+describe('inbound limits', () => {
+  it('a flood gets rate_limited errors, then close 1008', async () => {
+    h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
+    const c = await Client.connect(h.url);
+    for (let i = 0; i < 40; i++) c.send({ op: 'ping', id: i });
+    const closed = await c.closedWith();
+    expect(closed.code).toBe(1008);
+    expect(c.of('pong').length).toBe(20);
+    expect(c.of('error').filter((m) => m.code === 'rate_limited' && m.retryable === true).length).toBe(10);
+    expect(await counter(h.metrics, 'krx_server_closes_total', { code: '1008' })).toBe(1);
+  });
+
+  it('messages over the rate but under the flood bound are refused and the connection stays', async () => {
+    h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
+    const c = await Client.connect(h.url);
+    for (let i = 0; i < 25; i++) c.send({ op: 'ping', id: i });
+    await c.wait(() => c.of('pong').length + c.of('error').length === 25);
+    expect(c.of('error').every((m) => m.code === 'rate_limited')).toBe(true);
+    expect(c.of('error').length).toBe(5);
+    await sleep(300);
+    expect((await c.request({ op: 'ping', id: 'later' })).type).toBe('pong');
+    c.close();
+  });
+
+  it('a frame over maxPayloadBytes closes with 1009', async () => {
+    h = await startHarness({ limits: { maxPayloadBytes: 1024 } });
+    const c = await Client.connect(h.url);
+    expect(c.msgs[0]!.limits.maxPayloadBytes).toBe(1024);
+    c.send({ op: 'ping', id: 'x'.repeat(2000) });
+    expect((await c.closedWith()).code).toBe(1009);
+    await eventually(async () => (await counter(h!.metrics, 'krx_server_closes_total', { code: '1009' })) === 1);
+  });
+
+  it('get requests past getsPerMinute are rate_limited', async () => {
+    h = await startHarness({ limits: { getsPerMinute: 2 } });
+    const c = await Client.connect(h.url);
+    for (const id of [1, 2]) {
+      expect((await c.request({ op: 'get', id, resource: 'master', market: 'kospi', code: '000001' })).type).toBe('result');
+    }
+    const e = await c.request({ op: 'get', id: 3, resource: 'master', market: 'kospi', code: '000001' });
+    expect(e).toMatchObject({ type: 'error', code: 'rate_limited', retryable: true });
+    expect(h.onDemand.calls).toHaveLength(2);
+    c.close();
+  });
+});
+
+/** Attempts an upgrade; resolves with the HTTP status of a refusal, or 101 when it opened. */
+function upgradeStatus(url: string, opts: ConstructorParameters<typeof WebSocket>[2] = {}): Promise<{ status: number; body: string; ws: WebSocket }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, opts);
+    ws.on('open', () => resolve({ status: 101, body: '', ws }));
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += String(d)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ws }));
+    });
+    ws.on('error', (err) => reject(err));
+  });
+}
+
+describe('connections', () => {
+  it('refuses connections past the per-address cap with 429', async () => {
+    h = await startHarness({ maxConnectionsPerIp: 2 });
+    const a = await Client.connect(h.url);
+    const b = await Client.connect(h.url);
+    const r = await upgradeStatus(h.url);
+    expect(r.status).toBe(429);
+    expect(JSON.parse(r.body).error.code).toBe('too_many_connections');
+    a.close();
+    await a.closedWith();
+    await sleep(50);
+    const c = await Client.connect(h.url);
+    expect(await counter(h.metrics, 'krx_connections_total', { outcome: 'too_many' })).toBe(1);
+    b.close();
+    c.close();
+  });
+
+  it('answers 404 on other upgrade paths', async () => {
+    h = await startHarness();
+    const r = await upgradeStatus(h.url.replace('/ws', '/other'));
+    expect(r.status).toBe(404);
+  });
+
+  it('terminates a peer that never answers pings (heartbeat)', async () => {
+    h = await startHarness({ heartbeatMs: 100 });
+    const silent = await Client.connect(h.url, { autoPong: false });
+    const alive = await Client.connect(h.url);
+    const closed = await silent.closedWith(2000);
+    expect(closed.code).toBe(1006);
+    expect(await counter(h.metrics, 'krx_server_closes_total', { code: '4002' })).toBe(1);
+    await sleep(400);
+    expect(alive.closed).toBeUndefined();
+    expect((await alive.request({ op: 'ping', id: 1 })).type).toBe('pong');
+    alive.close();
+  });
+
+  it('close() sends 1001 to every client and refuses new upgrades', async () => {
+    h = await startHarness();
+    const a = await Client.connect(h.url);
+    const b = await Client.connect(h.url);
+    await a.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['000001'] });
+    await h.gateway.close();
+    expect(await a.closedWith()).toEqual({ code: 1001, reason: 'server shutting down' });
+    expect((await b.closedWith()).code).toBe(1001);
+    expect(h.gateway.clientCount).toBe(0);
+    expect(h.demand.active('quote', 'kospi')).toBe(false);
+    expect((await upgradeStatus(h.url)).status).toBe(503);
+  });
+});
