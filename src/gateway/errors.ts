@@ -93,7 +93,9 @@ export function upstreamWireError(err: unknown): WireError {
 export function issuesText(error: z.ZodError, max = 3): string {
   const parts = error.issues.slice(0, max).map((i) => {
     const path = i.path.map(String).join('.');
-    return path ? `${path}: ${i.message}` : i.message;
+    // Enum messages list every option; keep error frames short.
+    const text = i.message.length > 160 ? `${i.message.slice(0, 157)}...` : i.message;
+    return path ? `${path}: ${text}` : text;
   });
   const more = error.issues.length > max ? ` (+${error.issues.length - max} more)` : '';
   return parts.join('; ') + more;

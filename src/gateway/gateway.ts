@@ -193,7 +193,7 @@ export class Gateway {
     if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
     s.sendNow(this.welcome(limits));
     this.host.sent('welcome', 1);
-    this.logger.debug({ session: s.id, addr, client: grant.clientId, token: grant.tokenHash }, 'client connected');
+    this.logger.debug({ session: s.id, addr, client: grant.clientId, tokenHash: grant.tokenHash }, 'client connected');
   }
 
   private welcome(limits: Limits): string {

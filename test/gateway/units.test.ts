@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import { issuesText, upstreamWireError, errorFrame, UPSTREAM_TO_WIRE } from '../../src/gateway/errors.js';
+import { SubscriptionIndex, type Subscriber } from '../../src/gateway/index.js';
+import { ConnectionCounter, KeyedRateLimiter, TokenBucket, WindowCounter, messageBucket, resolveLimits } from '../../src/gateway/limits.js';
+import { parseClientFrame, resolveTarget } from '../../src/gateway/requests.js';
+import { DEFAULT_SLOW_POLICY, Mode, slowAction, slowPolicy } from '../../src/gateway/slow.js';
+import { DEFAULT_LIMITS } from '../../src/protocol/constants.js';
+import { ErrorMsg } from '../../src/protocol/messages.js';
+import { RESOURCE_PARAMS } from '../../src/protocol/resources.js';
+
+describe('parseClientFrame', () => {
+  it.each([
+    ['{', 'bad_request', undefined],
+    ['[1]', 'bad_request', undefined],
+    ['"x"', 'bad_request', undefined],
+    ['{"op":"jump","id":3}', 'unknown_op', 3],
+    ['{"id":"a"}', 'bad_request', 'a'],
+    ['{"op":"ping","id":1,"extra":true}', 'bad_request', 1],
+    ['{"op":"subscribe","id":{"x":1},"channel":"quote","market":"kospi","codes":[]}', 'bad_request', undefined],
+  ])('%s -> %s (id %s)', (text, code, id) => {
+    const r = parseClientFrame(text);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe(code);
+      expect(r.id).toBe(id);
+    }
+  });
+
+  it('accepts every op', () => {
+    for (const m of [
+      { op: 'ping' },
+      { op: 'resync', topic: 'quote.kospi.005930' },
+      { op: 'get', resource: 'master', market: 'kospi', code: '005930' },
+      { op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['*'], since: { 'quote.kospi.005930': 3 }, epoch: 'e' },
+      { op: 'unsubscribe', channel: 'quote', market: 'kospi', codes: ['005930'] },
+    ]) {
+      expect(parseClientFrame(JSON.stringify(m)).ok).toBe(true);
+    }
+  });
+});
+
+describe('resolveTarget', () => {
+  const listed = (_m: string, c: string) => c !== '999999';
+  const target = (channel: string, market: string, codes: string[]) => resolveTarget({ channel, market, codes }, listed);
+
+  it('dedupes codes and builds topics', () => {
+    const r = target('quote', 'kospi', ['005930', '005930', '00088K']);
+    expect(r.ok && r.value.topics).toEqual(['quote.kospi.005930', 'quote.kospi.00088K']);
+  });
+  it.each([
+    ['nope', 'kospi', ['005930'], 'invalid_channel'],
+    ['quote', 'konex', ['005930'], 'invalid_market'],
+    ['quote', 'kospi', ['*', '005930'], 'invalid_code'],
+    ['price', 'kospi', ['*'], 'invalid_code'],
+    ['book', 'kosdaq', ['*'], 'invalid_code'],
+    ['index', 'kospi', ['*'], 'invalid_code'],
+    ['quote', 'kospi', ['005930 '], 'invalid_code'],
+    ['quote', 'kospi', ['999999'], 'invalid_code'],
+    ['index', 'kospi', ['Q1'], 'invalid_code'],
+    ['index', 'kosdaq', ['K1'], 'invalid_code'],
+    ['index', 'kospi', ['K1234'], 'invalid_code'],
+  ])('%s %s %o -> %s', (ch, mk, codes, code) => {
+    const r = target(ch, mk, codes);
+    expect(r.ok ? 'ok' : r.error.code).toBe(code);
+  });
+  it('accepts industry codes of the market and wildcards of list channels', () => {
+    expect(target('index', 'kospi', ['K1', 'K200']).ok).toBe(true);
+    expect(target('index', 'kosdaq', ['Q1']).ok).toBe(true);
+    for (const ch of ['quote', 'ohlc', 'top', 'aht']) {
+      const r = target(ch, 'kosdaq', ['*']);
+      expect(r.ok && r.value.wildcard).toBe(true);
+    }
+  });
+});
+
+describe('slow-consumer policy', () => {
+  const p = slowPolicy({ conflateBytes: 100, resnapshotBytes: 400, closeBytes: 1000, maxBehindMs: 50 });
+  it('defaults', () => {
+    expect(slowPolicy()).toEqual(DEFAULT_SLOW_POLICY);
+    expect(DEFAULT_SLOW_POLICY).toMatchObject({ conflateBytes: 1 << 20, resnapshotBytes: 4 << 20, closeBytes: 16 << 20, maxBehindMs: 30_000 });
+    expect(p.drainBytes).toBe(25);
+  });
+  it.each([
+    [Mode.Live, 50, 0, 0, 'none'],
+    [Mode.Live, 101, 0, 0, 'conflate'],
+    [Mode.Live, 1001, 0, 0, 'close'],
+    [Mode.Conflating, 200, 100, 10, 'none'],
+    [Mode.Conflating, 200, 300, 10, 'resnapshot'],
+    [Mode.Conflating, 200, 900, 10, 'close'],
+    [Mode.Conflating, 20, 300, 10, 'drain'],
+    [Mode.Conflating, 200, 0, 51, 'close'],
+    [Mode.Resnapshot, 200, 300, 10, 'none'],
+    [Mode.Resnapshot, 25, 300, 10, 'drain'],
+    [Mode.Resnapshot, 200, 801, 10, 'close'],
+  ] as const)('mode %s buffered %s skipped %s behind %s ms -> %s', (mode, buffered, skipped, behind, action) => {
+    expect(slowAction(mode, buffered, skipped, behind, p)).toBe(action);
+  });
+});
+
+describe('limits', () => {
+  it('resolveLimits applies defaults, server options and token overrides (not maxPayloadBytes)', () => {
+    expect(resolveLimits()).toEqual(DEFAULT_LIMITS);
+    expect(resolveLimits({ maxTopics: 10, maxPayloadBytes: 99 }, { maxTopics: 50, getsPerMinute: 5 })).toEqual({
+      ...DEFAULT_LIMITS,
+      maxTopics: 50,
+      maxPayloadBytes: 99,
+      getsPerMinute: 5,
+    });
+  });
+  it('message bucket bursts to twice the rate, then refills', () => {
+    const b = messageBucket(10, 0);
+    let n = 0;
+    while (b.take(0)) n++;
+    expect(n).toBe(20);
+    expect(b.take(50)).toBe(false);
+    expect(b.take(100)).toBe(true);
+  });
+  it('token bucket never exceeds its capacity', () => {
+    const b = new TokenBucket(2, 1, 0);
+    expect([b.take(1_000_000), b.take(1_000_000), b.take(1_000_000)]).toEqual([true, true, false]);
+  });
+  it('window counter trips past the limit within one window', () => {
+    const w = new WindowCounter(3, 1000);
+    expect([w.hit(0), w.hit(1), w.hit(2), w.hit(3)]).toEqual([false, false, false, true]);
+    expect(w.hit(1000)).toBe(false);
+  });
+  it('keyed limiter keeps keys apart and bounds its memory', () => {
+    const k = new KeyedRateLimiter(2, 3);
+    expect([k.take('a', 0), k.take('a', 0), k.take('a', 0), k.take('b', 0)]).toEqual([true, true, false, true]);
+    for (let i = 0; i < 10; i++) k.take(`x${i}`, 0);
+    expect(k.size).toBeLessThanOrEqual(3);
+  });
+  it('connection counter caps per address', () => {
+    const c = new ConnectionCounter(2);
+    expect([c.acquire('a'), c.acquire('a'), c.acquire('a'), c.acquire('b')]).toEqual([true, true, false, true]);
+    c.release('a');
+    expect(c.acquire('a')).toBe(true);
+    c.release('a');
+    c.release('a');
+    expect(c.count('a')).toBe(0);
+  });
+});
+
+describe('subscription index', () => {
+  const sub = (): Subscriber => ({ explicit: new Map(), wildcards: new Set() });
+  it('keeps delivery sets free of duplicates whatever the order of wildcard and explicit', () => {
+    const idx = new SubscriptionIndex<Subscriber>();
+    const a = sub();
+    const b = sub();
+    idx.addTopic(a, 'quote.kospi', 'quote.kospi.000001');
+    idx.addWildcard(a, 'quote.kospi');
+    idx.addWildcard(b, 'quote.kospi');
+    idx.addTopic(b, 'quote.kospi', 'quote.kospi.000002');
+    expect(idx.direct('quote.kospi.000001')).toBeUndefined();
+    expect(idx.direct('quote.kospi.000002')).toBeUndefined();
+    expect([...idx.wildcard('quote.kospi')!]).toEqual([a, b]);
+    expect(idx.topicCount).toBe(3);
+    expect([...idx.subscribersOf('quote.kospi')]).toEqual([a, b]);
+    idx.removeWildcard(b, 'quote.kospi');
+    expect([...idx.direct('quote.kospi.000002')!]).toEqual([b]);
+    expect(idx.feeds()['quote.kospi']).toEqual({ sessions: 2, wildcards: 1, topics: 2 });
+    expect(idx.removeAll(a)).toEqual({ topics: ['quote.kospi.000001'], wildcards: ['quote.kospi'] });
+    expect(idx.removeAll(b)).toEqual({ topics: ['quote.kospi.000002'], wildcards: [] });
+    expect(idx.topicCount).toBe(0);
+    expect(idx.feeds()).toEqual({});
+    expect(a.explicit.size + b.explicit.size + a.wildcards.size).toBe(0);
+  });
+  it('reports adds and removes that change nothing', () => {
+    const idx = new SubscriptionIndex<Subscriber>();
+    const a = sub();
+    expect(idx.addTopic(a, 'f.m', 'f.m.1')).toBe(true);
+    expect(idx.addTopic(a, 'f.m', 'f.m.1')).toBe(false);
+    expect(idx.removeTopic(a, 'f.m', 'f.m.2')).toBe(false);
+    expect(idx.removeWildcard(a, 'f.m')).toBe(false);
+  });
+});
+
+describe('wire errors', () => {
+  it('maps every upstream code and never uses the error message', () => {
+    const expected: Record<string, string> = {
+      invalid_code: 'invalid_code',
+      not_provided_now: 'not_provided_now',
+      rate_limited: 'upstream_rate_limited',
+      not_found: 'not_found',
+      invalid_request: 'invalid_params',
+      bad_request: 'invalid_params',
+      unauthorized: 'upstream_unavailable',
+      upstream_error: 'upstream_unavailable',
+      timeout: 'upstream_unavailable',
+      network: 'upstream_unavailable',
+      malformed_body: 'upstream_unavailable',
+    };
+    expect(UPSTREAM_TO_WIRE).toEqual(expected);
+    for (const code of Object.keys(expected)) {
+      const err = Object.assign(new Error('secret-KEY-123 in the url'), { code });
+      const w = upstreamWireError(err);
+      expect(w.code).toBe(expected[code]);
+      expect(w.message).not.toContain('secret-KEY-123');
+    }
+    expect(upstreamWireError(Object.assign(new Error('x'), { code: 'unauthorized' })).message).toMatch(/credentials/);
+    expect(upstreamWireError(new TypeError('boom')).code).toBe('internal');
+    expect(upstreamWireError({ code: 'rate_limited', resetAt: 5 }).resetAt).toBe(5);
+  });
+  it('error frames match the schema and carry retryable from the table', () => {
+    const f = JSON.parse(errorFrame({ code: 'upstream_unavailable', message: 'm', topic: 't' }, 7));
+    expect(ErrorMsg.parse(f)).toEqual({ type: 'error', id: 7, code: 'upstream_unavailable', message: 'm', retryable: true, topic: 't' });
+    expect(JSON.parse(errorFrame({ code: 'bad_request', message: 'm' }))).toEqual({ type: 'error', code: 'bad_request', message: 'm', retryable: false });
+  });
+  it('summarises zod issues briefly', () => {
+    const r = RESOURCE_PARAMS.history.safeParse({ from: 'x', to: 'y', count: 0, z: 1 });
+    expect(r.success).toBe(false);
+    if (!r.success) expect(issuesText(r.error)).toMatch(/^from: must be a date YYYYMMDD; .*\(\+\d+ more\)$/);
+  });
+});
