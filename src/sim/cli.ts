@@ -39,10 +39,19 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping');
-    void sim.stop().then(() => {
-      logger.flush();
-      process.exit(0);
-    });
+    // A stuck close must not keep the process alive.
+    setTimeout(() => process.exit(0), 3_000).unref();
+    void sim
+      .stop()
+      .catch(() => undefined)
+      .finally(() => {
+        try {
+          logger.flush();
+        } catch {
+          // The log destination may already be gone (closed pipe); exiting matters more.
+        }
+        process.exit(0);
+      });
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
