@@ -1,0 +1,294 @@
+import { CHANNELS, LIST_CHANNELS, MARKETS, WILDCARD, type Channel, type Market, type Resource } from '../protocol/constants.js';
+import type { ResultMsg, SubscribedMsg, UnsubscribedMsg } from '../protocol/messages.js';
+import { topicOf } from '../protocol/topics.js';
+import { KrxCore } from './core.js';
+import { CLIENT_ERROR_CODES, KrxError } from './errors.js';
+import type { RequestOptions } from './requests.js';
+import type {
+  AnyRow,
+  BookRow,
+  ChannelRows,
+  ClosePriceData,
+  CloseNavData,
+  ForeignHistoryData,
+  HistoryData,
+  IndexData,
+  IntradayData,
+  InvestorsData,
+  ListsData,
+  MasterData,
+  PriceRow,
+  ResourceData,
+  SelectiveMasterData,
+  SelectiveMasterField,
+  ShortSellData,
+  TradeRankingData,
+} from './rows.js';
+import type { FeedSubscription } from './subscriptions.js';
+import type { GetMarket } from './types.js';
+
+/**
+ * The typed client of a krx-bridge server: subscriptions with local state
+ * that survives reconnects, and promise helpers for every on-demand
+ * resource. Runs unchanged in browsers and Node. See src/client/README.md and
+ * docs/PROTOCOL.md.
+ */
+
+/** A date, `YYYYMMDD` (string or number). */
+export type Date8 = string | number;
+/** A time of day, `HHMM` (string or number; 900 is 09:00). */
+export type Time4 = string | number;
+
+/** Parameters of `history`. */
+export interface HistoryParams {
+  /** Bar period: day, week or month; default `D`. */
+  readonly period?: 'D' | 'W' | 'M';
+  readonly from: Date8;
+  readonly to: Date8;
+  /** Most bars, 1–100. */
+  readonly count?: number;
+}
+
+/** Parameters of `intraday`. */
+export interface IntradayParams {
+  /** Bar length in seconds; default 60. */
+  readonly interval?: 10 | 60 | 600;
+  /** Day; default today. */
+  readonly date?: Date8;
+  /** First bar time; default 0900. */
+  readonly from?: Time4;
+  /** Last bar time; default 1530. */
+  readonly to?: Time4;
+}
+
+/** Parameters of `shortsell`. */
+export interface ShortSellParams {
+  readonly from?: Date8;
+  readonly to: Date8;
+}
+
+/** Parameters of `foreignhistory`. */
+export interface ForeignHistoryParams {
+  readonly from: Date8;
+  readonly to: Date8;
+  /** Most rows, 1–100. */
+  readonly count?: number;
+}
+
+/** The row type of a topic string, from its channel (`quote.kospi.005930` → `QuoteRow`). */
+export type RowOfTopic<T extends string> = T extends `${infer C}.${string}` ? (C extends Channel ? ChannelRows[C] : AnyRow) : AnyRow;
+
+const CHANNEL_SET: ReadonlySet<string> = new Set(CHANNELS);
+const MARKET_SET: ReadonlySet<string> = new Set(MARKETS);
+const LIST_SET: ReadonlySet<string> = new Set(LIST_CHANNELS);
+
+/** The krx-bridge client. `new KrxClient('ws://host:port/ws', options)`; it connects at once. */
+export class KrxClient extends KrxCore {
+  /**
+   * Subscribes to codes of a feed (`'*'` for the whole market, list channels
+   * only). Resolves with the topics the server confirmed (a wildcard as
+   * `channel.market.*`); rejects with the server's error, which also undoes
+   * the subscription. A timeout or abort only stops the waiting: the
+   * subscription stays registered and is made whenever the connection is up.
+   */
+  subscribe(channel: Channel, market: Market, codes: string | readonly string[], opts?: RequestOptions): Promise<string[]> {
+    const list = codeList(codes);
+    const invalid = checkFeed(channel, market, list);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    if (this.state === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
+    const added = this.subs.add(channel, market, list);
+    const plan = { channel, market, codes: list };
+    return this.request(
+      'subscribe',
+      (id) => this.subscribeMsg({ ...plan, codes: list.filter((c) => this.subs.has(channel, market, c)) }, id),
+      (reply) => (reply === undefined ? [] : (reply as SubscribedMsg).topics),
+      opts,
+      {
+        plan,
+        onError: (e) => {
+          if (e.code in CLIENT_ERROR_CODES) return;
+          this.subs.revert(channel, market, added);
+          this.prune(channel, market);
+        },
+      },
+    );
+  }
+
+  /**
+   * Unsubscribes codes (or `'*'`) of a feed: their rows are dropped at once
+   * and nothing more is delivered for them. Resolves with the topics the
+   * server removed (or, while disconnected, the topics asked for).
+   */
+  unsubscribe(channel: Channel, market: Market, codes: string | readonly string[], opts?: RequestOptions): Promise<string[]> {
+    const list = codeList(codes);
+    const invalid = checkFeed(channel, market, list);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    if (this.state === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
+    this.subs.remove(channel, market, list);
+    this.prune(channel, market);
+    const local = list.map((c) => topicOf(channel, market, c));
+    if (!this.isReady) return Promise.resolve(local);
+    return this.request(
+      'unsubscribe',
+      (id) => ({ op: 'unsubscribe', id, channel, market, codes: [...list] }),
+      (reply) => (reply === undefined ? local : (reply as UnsubscribedMsg).topics),
+      opts,
+    );
+  }
+
+  /** The current local row of a topic (frozen), or undefined when none is held. */
+  snapshot<T extends string>(topic: T): RowOfTopic<T> | undefined {
+    return this.table.row(topic) as RowOfTopic<T> | undefined;
+  }
+
+  /** The current local row of a channel's code, typed by channel. */
+  row<C extends Channel>(channel: C, market: Market, code: string): ChannelRows[C] | undefined {
+    return this.table.row(topicOf(channel, market, code)) as ChannelRows[C] | undefined;
+  }
+
+  /** The seq of a topic's local row, if one is held. */
+  seq(topic: string): number | undefined {
+    return this.table.seq(topic);
+  }
+
+  /** Topics with a local row. */
+  topics(): string[] {
+    return this.table.topics();
+  }
+
+  /** What is subscribed, per feed (including subscriptions still waiting for the connection). */
+  subscriptions(): FeedSubscription[] {
+    return this.subs.list();
+  }
+
+  /** Round trip of a `ping` through the server, ms. */
+  ping(opts?: RequestOptions): Promise<number> {
+    return this.request('ping', (id) => ({ op: 'ping', id }), (_reply, req) => performance.now() - req.sentAt, opts);
+  }
+
+  /**
+   * One on-demand lookup: resolves with the result's `data`, typed by
+   * resource; rejects with the server's error, or `timeout` (default 10 s).
+   */
+  get<R extends Resource>(
+    resource: R,
+    market: GetMarket,
+    code?: string,
+    params?: Readonly<Record<string, unknown>>,
+    opts?: RequestOptions,
+  ): Promise<ResourceData[R]> {
+    const p = params === undefined ? undefined : defined(params);
+    return this.request(
+      'get',
+      (id) => ({
+        op: 'get',
+        id,
+        resource,
+        market,
+        ...(code !== undefined ? { code } : {}),
+        ...(p !== undefined && Object.keys(p).length > 0 ? { params: p } : {}),
+      }),
+      (reply) => (reply as ResultMsg).data as unknown as ResourceData[R],
+      opts,
+    );
+  }
+
+  /** Master data of an issue. */
+  master(market: Market, code: string, opts?: RequestOptions): Promise<MasterData> {
+    return this.get('master', market, code, undefined, opts);
+  }
+
+  /** Only the named master fields of an issue (up to 85). */
+  selectivemaster(
+    market: Market,
+    code: string,
+    fields: readonly (SelectiveMasterField | (string & {}))[],
+    opts?: RequestOptions,
+  ): Promise<SelectiveMasterData> {
+    return this.get('selectivemaster', market, code, { fields: [...fields] }, opts);
+  }
+
+  /** Daily, weekly or monthly bars of an issue, newest first (at most 100). */
+  history(market: Market, code: string, params: HistoryParams, opts?: RequestOptions): Promise<HistoryData> {
+    return this.get('history', market, code, { ...params }, opts);
+  }
+
+  /** Intraday bars of an issue (10, 60 or 600 s), newest first (at most 100). */
+  intraday(market: Market, code: string, params: IntradayParams = {}, opts?: RequestOptions): Promise<IntradayData> {
+    return this.get('intraday', market, code, { ...params }, opts);
+  }
+
+  /** The symbol list of a market (`konex` too). */
+  lists(market: GetMarket, opts?: RequestOptions): Promise<ListsData> {
+    return this.get('lists', market, undefined, undefined, opts);
+  }
+
+  /** The closing price of an issue (the previous day's until 15:40 KST). */
+  closeprice(market: Market, code: string, opts?: RequestOptions): Promise<ClosePriceData> {
+    return this.get('closeprice', market, code, undefined, opts);
+  }
+
+  /** Trading by investor type: of an issue with `code`, of the market without. */
+  investors(market: Market, code?: string, opts?: RequestOptions): Promise<InvestorsData> {
+    return this.get('investors', market, code, undefined, opts);
+  }
+
+  /** Short selling and lending balances of an issue by day. */
+  shortsell(market: Market, code: string, params: ShortSellParams, opts?: RequestOptions): Promise<ShortSellData> {
+    return this.get('shortsell', market, code, { ...params }, opts);
+  }
+
+  /** Foreign holding of an issue by day (at most 100 rows). */
+  foreignhistory(market: Market, code: string, params: ForeignHistoryParams, opts?: RequestOptions): Promise<ForeignHistoryData> {
+    return this.get('foreignhistory', market, code, { ...params }, opts);
+  }
+
+  /** The top 5 trading members on each side of an issue. */
+  traderanking(market: Market, code: string, opts?: RequestOptions): Promise<TradeRankingData> {
+    return this.get('traderanking', market, code, undefined, opts);
+  }
+
+  /** An ETF's net asset value after the close. */
+  closenav(market: Market, code: string, opts?: RequestOptions): Promise<CloseNavData> {
+    return this.get('closenav', market, code, undefined, opts);
+  }
+
+  /** An index: a sector index with an industry `code` (`K1`, `Q1`, …), the market index without. */
+  index(market: Market, code?: string, opts?: RequestOptions): Promise<IndexData> {
+    return this.get('index', market, code, undefined, opts);
+  }
+
+  /** The last trade of one issue (one-off; subscribe to `price` for a stream). */
+  price(market: Market, code: string, opts?: RequestOptions): Promise<PriceRow> {
+    return this.get('price', market, code, undefined, opts);
+  }
+
+  /** The 10-level order book of one issue (one-off; subscribe to `book` for a stream). */
+  orderbook(market: Market, code: string, opts?: RequestOptions): Promise<BookRow> {
+    return this.get('orderbook', market, code, undefined, opts);
+  }
+}
+
+/** The codes of a subscribe call as a list without repeats. */
+function codeList(codes: string | readonly string[]): string[] {
+  return [...new Set(typeof codes === 'string' ? [codes] : codes)];
+}
+
+/** A client-side check of a feed and its codes, so an obvious mistake costs no round trip. */
+function checkFeed(channel: string, market: string, codes: readonly string[]): KrxError | undefined {
+  if (!CHANNEL_SET.has(channel)) return new KrxError('invalid_channel', `no channel ${channel}`);
+  if (!MARKET_SET.has(market)) return new KrxError('invalid_market', `no streamed market ${market}`);
+  if (codes.length === 0) return new KrxError('invalid_code', 'no codes given');
+  for (const c of codes) {
+    if (typeof c !== 'string' || c.length === 0) return new KrxError('invalid_code', 'a code is empty');
+    if (c === WILDCARD && !LIST_SET.has(channel)) return new KrxError('invalid_code', `${channel} takes explicit codes, not ${WILDCARD}`);
+  }
+  return undefined;
+}
+
+/** `params` without its undefined entries (they are absent, not null, on the wire). */
+function defined(params: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k in params) if (params[k] !== undefined) out[k] = params[k];
+  return out;
+}
