@@ -1,0 +1,316 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Config } from './config/config.js';
+import { createLogger, type Logger } from './log.js';
+import { Metrics } from './metrics/metrics.js';
+import { LocalBus, type Bus } from './bus/bus.js';
+import { StateStore } from './state/store.js';
+import { StatusBoard } from './state/status.js';
+import { SymbolDirectory } from './state/symbols.js';
+import { Demand } from './poller/demand.js';
+import { Poller } from './poller/poller.js';
+import { marketClock } from './poller/session.js';
+import type { Families } from './poller/feeds.js';
+import { Budget } from './upstream/budget.js';
+import { UpstreamClient } from './upstream/client.js';
+import { OnDemandCache } from './upstream/cache.js';
+import { Gateway } from './gateway/gateway.js';
+import { Authenticator } from './gateway/auth.js';
+import { packageVersion } from './gateway/options.js';
+import { createHttpHandler } from './http/handler.js';
+import { Simulator, type SimulatorOptions } from './sim/index.js';
+import { MARKETS } from './protocol/constants.js';
+
+/**
+ * The bridge: upstream client (or the built-in simulator), poller, state,
+ * bus, gateway and HTTP routes on one port, wired together. `start()` to run,
+ * `stop()` to drain and shut down. See README.md.
+ */
+
+/** Options of `Bridge` beyond the configuration. */
+export interface BridgeOptions {
+  /** Logger; default one built from LOG_LEVEL, writing to stdout. */
+  readonly logger?: Logger;
+  /** Overrides of the built-in simulator's options (tests). */
+  readonly simulator?: Partial<SimulatorOptions>;
+  /** Directory of the demo page; default `public/` beside the built code, if it exists. */
+  readonly staticDir?: string;
+  /** Clock, ms epoch; default Date.now. */
+  readonly now?: () => number;
+}
+
+/** Where a started bridge listens. */
+export interface BridgeAddress {
+  /** HTTP base URL, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** WebSocket URL, e.g. `ws://127.0.0.1:8080/ws`. */
+  readonly wsUrl: string;
+  readonly port: number;
+}
+
+const SYMBOL_RETRY_MS = 60_000;
+
+/** The whole bridge in one process. */
+export class Bridge {
+  /** Its logger. */
+  readonly logger: Logger;
+  /** Its metrics registry. */
+  readonly metrics = new Metrics();
+  /** Topic state (latest rows, seqs, replay rings). */
+  readonly store: StateStore;
+  /** The bus between poller and gateway. */
+  readonly bus: Bus = new LocalBus();
+  /** Subscriber demand. */
+  readonly demand = new Demand();
+  /** Latest feed states. */
+  readonly statuses: StatusBoard;
+  /** Listed symbols per market. */
+  readonly symbols = new SymbolDirectory();
+  /** Daily call budget. */
+  readonly budget = new Budget();
+  /** The built-in simulator, when no UPSTREAM_URL is configured. */
+  sim: Simulator | undefined;
+  /** The upstream client (after start). */
+  upstream: UpstreamClient | undefined;
+  /** On-demand cache (after start). */
+  cache: OnDemandCache | undefined;
+  /** The poller (after start). */
+  poller: Poller | undefined;
+  /** The gateway (after start). */
+  gateway: Gateway | undefined;
+  /** The HTTP server (after start). */
+  server: Server | undefined;
+  private readonly families: Families;
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  private symbolTimer: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+  private upstreamUrl = '';
+
+  /** A bridge for `config`; nothing runs until `start()`. */
+  constructor(
+    readonly config: Config,
+    private readonly opts: BridgeOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.startedAt = this.now();
+    const secrets = [config.UPSTREAM_API_KEY, config.AUTH_JWT_SECRET, ...(config.AUTH_TOKENS ?? [])].filter((s): s is string => !!s);
+    this.logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, secrets, base: { app: 'krx-bridge' } });
+    this.store = new StateStore({ ringSize: config.RING_SIZE });
+    this.statuses = new StatusBoard(this.bus);
+    this.families = { kospi: config.KOSPI_FAMILY, kosdaq: config.KOSDAQ_FAMILY };
+  }
+
+  /** Starts the simulator (if needed), upstream client, poller, gateway and HTTP server. */
+  async start(): Promise<BridgeAddress> {
+    const c = this.config;
+    const { baseUrl, apiKey } = await this.upstreamEndpoint();
+    this.upstreamUrl = new URL(baseUrl).origin;
+    const upstream = new UpstreamClient({
+      baseUrl,
+      apiKey,
+      timeoutMs: c.UPSTREAM_TIMEOUT_MS,
+      retries: c.UPSTREAM_RETRIES,
+      connections: c.UPSTREAM_CONNECTIONS,
+      logger: this.logger.child({ component: 'upstream' }),
+      budget: this.budget,
+      now: this.now,
+    });
+    this.upstream = upstream;
+    this.observeUpstream(upstream);
+    const cache = new OnDemandCache({ caller: upstream, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }) });
+    this.cache = cache;
+    const clockMode = c.MARKET_CLOCK ?? (this.sim && c.SIM_CLOCK === 'kst' ? 'kst' : this.sim ? 'always' : 'kst');
+    this.poller = new Poller({
+      caller: upstream,
+      budget: this.budget,
+      store: this.store,
+      bus: this.bus,
+      demand: this.demand,
+      clock: marketClock(clockMode, this.now),
+      logger: this.logger.child({ component: 'poller' }),
+      metrics: this.metrics,
+      families: this.families,
+      baseMs: c.POLL_BASE_MS,
+      idleGraceMs: c.IDLE_GRACE_MS,
+      reserve: c.BUDGET_RESERVE,
+    });
+    const server = createServer();
+    this.server = server;
+    const auth = this.authenticator();
+    this.gateway = new Gateway({
+      server,
+      store: this.store,
+      bus: this.bus,
+      demand: this.demand,
+      symbols: this.symbols,
+      onDemand: cache,
+      metrics: this.metrics,
+      families: this.families,
+      statuses: () => this.poller?.statuses() ?? this.statuses.all(),
+      logger: this.logger.child({ component: 'gateway' }),
+      ...(auth ? { auth } : {}),
+      limits: {
+        maxTopics: c.MAX_TOPICS,
+        maxWildcards: c.MAX_WILDCARDS,
+        maxMessagesPerSecond: c.MAX_MESSAGES_PER_SECOND,
+        maxPayloadBytes: c.MAX_PAYLOAD_BYTES,
+        getsPerMinute: c.GETS_PER_MINUTE,
+      },
+      heartbeatMs: c.HEARTBEAT_MS,
+      maxConnectionsPerIp: c.MAX_CONNECTIONS_PER_IP,
+      perMessageDeflate: c.PERMESSAGE_DEFLATE,
+      slow: { conflateBytes: c.SLOW_CONFLATE_BYTES, resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES, closeBytes: c.SLOW_CLOSE_BYTES },
+      now: this.now,
+    });
+    const staticDir = this.opts.staticDir ?? defaultStaticDir();
+    server.on(
+      'request',
+      createHttpHandler({
+        metrics: this.metrics,
+        symbols: this.symbols,
+        onDemand: cache,
+        ready: () => MARKETS.every((m) => this.symbols.loaded(m)),
+        status: () => this.status(),
+        gateway: this.gateway,
+        ...(auth ? { auth } : {}),
+        ...(staticDir ? { staticDir } : {}),
+        apiPerMinute: c.API_REQUESTS_PER_MINUTE,
+        logger: this.logger.child({ component: 'http' }),
+        now: this.now,
+      }),
+    );
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(c.PORT, c.HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.poller.start();
+    void this.loadSymbols();
+    const port = (server.address() as AddressInfo).port;
+    const host = c.HOST === '0.0.0.0' || c.HOST === '::' ? '127.0.0.1' : c.HOST;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.logger.info({ url, ws: `${url.replace(/^http/, 'ws')}/ws`, clock: clockMode, families: this.families }, 'krx-bridge listening');
+    return { url, wsUrl: `${url.replace(/^http/, 'ws')}/ws`, port };
+  }
+
+  /**
+   * Drains and stops: clients get close 1001, the poller stops, in-flight
+   * HTTP requests finish, then the upstream client and simulator close.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  /** The body of `/status`: upstream, budget, feeds, symbols (never the API key). */
+  status(): Record<string, unknown> {
+    const b = this.budget.snapshot();
+    return {
+      version: packageVersion(),
+      epoch: this.store.epoch,
+      uptimeS: Math.round((this.now() - this.startedAt) / 1000),
+      upstream: { url: this.upstreamUrl, simulated: this.sim !== undefined, families: this.families, calls: this.poller?.calls ?? 0 },
+      budget: b,
+      feeds: (this.poller?.statuses() ?? this.statuses.all()).map((s) => {
+        const f = this.poller?.feed(s.channel, s.market);
+        return { ...s, calls: f?.calls ?? 0, lastOkTs: f?.lastOkTs ?? null };
+      }),
+      symbols: Object.fromEntries(MARKETS.map((m) => [m, this.symbols.list(m).length])),
+      topicsHeld: this.store.size,
+    };
+  }
+
+  private async upstreamEndpoint(): Promise<{ baseUrl: string; apiKey: string }> {
+    const c = this.config;
+    if (c.UPSTREAM_URL && c.UPSTREAM_API_KEY) return { baseUrl: c.UPSTREAM_URL, apiKey: c.UPSTREAM_API_KEY };
+    const apiKey = randomBytes(16).toString('hex');
+    this.sim = new Simulator({
+      apiKey,
+      clock: c.SIM_CLOCK,
+      seed: c.SIM_SEED,
+      dailyLimit: c.SIM_DAILY_LIMIT,
+      logger: this.logger.child({ component: 'sim' }),
+      ...this.opts.simulator,
+    });
+    this.logger.info({ clock: c.SIM_CLOCK, seed: c.SIM_SEED }, 'no UPSTREAM_URL set: starting the built-in simulator on a loopback port');
+    const { url } = await this.sim.start({ port: 0, host: '127.0.0.1' });
+    return { baseUrl: url, apiKey: this.opts.simulator?.apiKey ?? apiKey };
+  }
+
+  private observeUpstream(upstream: UpstreamClient): void {
+    const m = this.metrics;
+    upstream.on('call', (e) => {
+      if (e.attempts === 0) return;
+      m.upstreamCalls.inc({ endpoint: e.endpointId, outcome: e.code ?? 'ok' }, e.attempts);
+      m.upstreamLatency.observe({ endpoint: e.endpointId }, e.ms / 1000);
+      if (e.dropped) m.rowsDropped.inc({ endpoint: e.endpointId }, e.dropped);
+    });
+    this.budget.on('change', (s) => {
+      if (s.remaining !== null) m.budgetRemaining.set(s.remaining);
+      if (s.limit !== null) m.budgetLimit.set(s.limit);
+    });
+  }
+
+  private authenticator(): Authenticator | undefined {
+    const c = this.config;
+    if (!c.AUTH_TOKENS && !c.AUTH_TOKENS_FILE && !c.AUTH_JWT_SECRET && !c.ALLOWED_ORIGINS) return undefined;
+    return new Authenticator({
+      ...(c.AUTH_TOKENS ? { tokens: c.AUTH_TOKENS } : {}),
+      ...(c.AUTH_TOKENS_FILE ? { tokenFile: c.AUTH_TOKENS_FILE } : {}),
+      ...(c.AUTH_JWT_SECRET ? { jwtSecret: c.AUTH_JWT_SECRET } : {}),
+      ...(c.ALLOWED_ORIGINS ? { origins: c.ALLOWED_ORIGINS } : {}),
+    });
+  }
+
+  /**
+   * Loads the symbol list of each market not loaded yet (`all`: of every
+   * market, to refresh); retries a failed market every minute (e.g. before
+   * the 06:30 KST provision time) and refreshes every 6 hours.
+   */
+  private async loadSymbols(all = false): Promise<void> {
+    for (const market of MARKETS.filter((m) => all || !this.symbols.loaded(m))) {
+      const id = this.families[market] === 'v2' ? 'v2.stocks.lists' : 'v3.closed.lists';
+      try {
+        const r = await this.upstream!.call(id, { marketcode: market });
+        const n = this.symbols.load(market, r.rows, this.now());
+        this.logger.info({ market, symbols: n }, 'symbol list loaded');
+      } catch (err) {
+        this.logger.warn({ market, code: (err as { code?: string }).code, err: (err as Error).message }, 'symbol list not loaded; retrying');
+      }
+    }
+    if (this.stopping) return;
+    const missing = MARKETS.some((m) => !this.symbols.loaded(m));
+    this.symbolTimer = setTimeout(() => void this.loadSymbols(!missing), missing ? SYMBOL_RETRY_MS : 6 * 3600_000);
+    this.symbolTimer.unref();
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.symbolTimer) clearTimeout(this.symbolTimer);
+    this.poller?.stop();
+    await this.gateway?.close();
+    const server = this.server;
+    if (server) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    }
+    await this.upstream?.close();
+    this.statuses.close();
+    await this.bus.close();
+    await this.sim?.stop();
+    this.logger.info('krx-bridge stopped');
+  }
+}
+
+/** `public/` beside the built code (dist/public), when the demo page has been built. */
+function defaultStaticDir(): string | undefined {
+  const dir = fileURLToPath(new URL('./public/', import.meta.url));
+  return existsSync(dir) ? dir : undefined;
+}
