@@ -1,25 +1,25 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type ServerOptions, type WebSocket } from 'ws';
-import type { FeedStatus } from '../bus/bus.js';
+import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
 import { silentLogger, type Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { CHANNELS, MARKETS, PROTOCOL_VERSION, RESOURCES, type Channel, type Limits, type Market } from '../protocol/constants.js';
+import type { Limits } from '../protocol/constants.js';
 import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
-import type { ClientMsg } from '../protocol/messages.js';
-import { feedOf, parseTopic } from '../protocol/topics.js';
 import type { StateStore } from '../state/store.js';
 import type { AuthGranted } from './auth.js';
-import { errorFrame, wireError, type RequestId, type WireError } from './errors.js';
-import { Fanout, statusFrame } from './fanout.js';
-import { onGet, onPing, onResync, onSubscribe, onUnsubscribe, type HandlerContext } from './handlers.js';
+import { errorFrame, type RequestId, type WireError } from './errors.js';
+import { Fanout } from './fanout.js';
+import { releaseDemand, type HandlerContext } from './handlers.js';
+import { handleInbound, type InboundDeps } from './inbound.js';
 import { SubscriptionIndex, type FeedSubscribers } from './index.js';
 import { ConnectionCounter, resolveLimits } from './limits.js';
 import { GATEWAY_DEFAULTS, packageVersion, type GatewayOptions } from './options.js';
-import { parseClientFrame, parseFeed } from './requests.js';
 import { Session, type SessionHost } from './session.js';
 import { slowPolicy, type SlowPolicy } from './slow.js';
+import { snapshotFrames } from './snapshots.js';
+import { StatusBoard } from './statuses.js';
 import { clientAddress, pathOf, refuseUpgrade } from './upgrade.js';
+import { welcomeFrame } from './welcome.js';
 
 /**
  * The WebSocket gateway: accepts connections on `path` of an HTTP server,
@@ -49,7 +49,7 @@ export class Gateway {
   private readonly sessions = new Set<Session>();
   private readonly behind = new Set<Session>();
   private readonly index = new SubscriptionIndex<Session>();
-  private readonly lastStatus = new Map<string, FeedStatus>();
+  private readonly statuses: StatusBoard;
   private readonly conns: ConnectionCounter;
   private readonly fanout: Fanout;
   private readonly logger: Logger;
@@ -62,6 +62,7 @@ export class Gateway {
   private readonly now: () => number;
   private readonly ctx: HandlerContext;
   private readonly host: SessionHost;
+  private readonly inbound: InboundDeps;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribes: (() => void)[] = [];
   private closing: Promise<void> | undefined;
@@ -80,13 +81,15 @@ export class Gateway {
     this.conns = new ConnectionCounter(opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp);
     this.wss = new WebSocketServer(this.serverOptions());
     this.fanout = new Fanout(this.index, this.metrics, this.logger);
+    this.statuses = new StatusBoard(opts.statuses);
     this.host = this.sessionHost(slowPolicy(opts.slow));
     this.ctx = this.handlerContext();
+    this.inbound = { ctx: this.ctx, metrics: this.metrics, logger: this.logger, close: (s, name) => this.closeSession(s, name) };
     opts.server.on('upgrade', this.onUpgrade);
     this.unsubscribes.push(
       opts.bus.subscribe('batch', (b) => this.fanout.batch(b)),
       opts.bus.subscribe('status', (st) => {
-        this.lastStatus.set(feedOf(st.channel, st.market), st);
+        this.statuses.record(st);
         this.fanout.status(st);
       }),
     );
@@ -181,7 +184,7 @@ export class Gateway {
     this.sessions.add(s);
     this.metrics.connections.inc({ outcome: 'accepted' });
     this.metrics.clients.set(this.sessions.size);
-    ws.on('message', (data, isBinary) => this.onMessage(s, data, isBinary));
+    ws.on('message', (data, isBinary) => handleInbound(this.inbound, s, data, isBinary));
     ws.on('pong', () => {
       s.lastSeen = this.now();
     });
@@ -191,24 +194,9 @@ export class Gateway {
     });
     ws.on('close', () => this.onClose(s));
     if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
-    s.sendNow(this.welcome(limits));
+    s.sendNow(welcomeFrame(this.serverName, this.store.epoch, this.heartbeatMs, limits, this.now()));
     this.host.sent('welcome', 1);
     this.logger.debug({ session: s.id, addr, client: grant.clientId, tokenHash: grant.tokenHash }, 'client connected');
-  }
-
-  private welcome(limits: Limits): string {
-    return JSON.stringify({
-      type: 'welcome',
-      version: PROTOCOL_VERSION,
-      server: this.serverName,
-      epoch: this.store.epoch,
-      heartbeatMs: this.heartbeatMs,
-      limits,
-      channels: CHANNELS,
-      markets: MARKETS,
-      resources: RESOURCES,
-      ts: this.now(),
-    });
   }
 
   private scheduleExpiry(s: Session, expiresAt: number): void {
@@ -223,15 +211,7 @@ export class Gateway {
     clearTimeout(s.expiryTimer);
     this.sessions.delete(s);
     this.behind.delete(s);
-    const held = this.index.removeAll(s);
-    for (const t of held.topics) {
-      const p = parseTopic(t);
-      if (p) this.opts.demand.remove(p.channel, p.market, p.code);
-    }
-    for (const feed of held.wildcards) {
-      const f = parseFeed(feed);
-      this.opts.demand.remove(f.channel, f.market, '*');
-    }
+    releaseDemand(this.opts.demand, this.index.removeAll(s));
     this.metrics.clients.set(this.sessions.size);
     this.metrics.topics.set(this.index.topicCount);
   }
@@ -246,52 +226,7 @@ export class Gateway {
     else s.ws.close(c.code, c.reason);
   }
 
-  // --- inbound --------------------------------------------------------------
-
-  private onMessage(s: Session, data: RawData, isBinary: boolean): void {
-    const now = this.now();
-    s.lastSeen = now;
-    const bytes = rawBytes(data);
-    this.metrics.bytesIn.inc(bytes.length);
-    if (s.closing) return;
-    if (s.flood.hit(now)) return this.closeSession(s, 'policy');
-    if (!s.inbound.take(now)) {
-      this.metrics.messagesIn.inc({ op: 'rate_limited' });
-      if (s.violations.hit(now)) return this.closeSession(s, 'policy');
-      return this.sendError(s, wireError('rate_limited', `at most ${s.limits.maxMessagesPerSecond} messages per second`));
-    }
-    if (isBinary) {
-      this.metrics.messagesIn.inc({ op: 'binary' });
-      return this.sendError(s, wireError('bad_request', 'binary frames are not accepted; send JSON text'));
-    }
-    const parsed = parseClientFrame(bytes.toString('utf8'));
-    if (!parsed.ok) {
-      this.metrics.messagesIn.inc({ op: 'invalid' });
-      return this.sendError(s, parsed.error, parsed.id);
-    }
-    this.metrics.messagesIn.inc({ op: parsed.msg.op });
-    try {
-      this.dispatch(s, parsed.msg);
-    } catch (err) {
-      this.logger.error({ err, session: s.id, op: parsed.msg.op }, 'request handler failed');
-      this.sendError(s, wireError('internal', 'an unexpected server error occurred'), parsed.msg.id);
-    }
-  }
-
-  private dispatch(s: Session, msg: ClientMsg): void {
-    switch (msg.op) {
-      case 'subscribe':
-        return onSubscribe(this.ctx, s, msg);
-      case 'unsubscribe':
-        return onUnsubscribe(this.ctx, s, msg);
-      case 'get':
-        return onGet(this.ctx, s, msg);
-      case 'resync':
-        return onResync(this.ctx, s, msg);
-      case 'ping':
-        return onPing(this.ctx, s, msg.id);
-    }
-  }
+  // --- outbound ---------------------------------------------------------
 
   private sendError(s: Session, err: WireError, id?: RequestId): void {
     this.metrics.errorsOut.inc({ code: err.code });
@@ -320,34 +255,6 @@ export class Gateway {
 
   // --- wiring ---------------------------------------------------------------
 
-  private statusOf(channel: Channel, market: Market): string | undefined {
-    const provider = this.opts.statuses;
-    if (provider !== undefined) {
-      for (const st of provider()) if (st.channel === channel && st.market === market) return statusFrame(st);
-    }
-    const last = this.lastStatus.get(feedOf(channel, market));
-    return last === undefined ? undefined : statusFrame(last);
-  }
-
-  private snapshotsFor(s: Session, topics: Iterable<string> | undefined): string[] {
-    const out: string[] = [];
-    const store = this.store;
-    if (topics === undefined) {
-      for (const feed of s.wildcards) {
-        const f = parseFeed(feed);
-        for (const e of store.entries(f.channel, f.market)) out.push(store.snapshot(e));
-      }
-    }
-    const list = topics ?? [...s.explicit].filter(([feed]) => !s.wildcards.has(feed)).flatMap(([, set]) => [...set]);
-    for (const t of list) {
-      const p = parseTopic(t);
-      if (p === undefined || !this.index.has(s, feedOf(p.channel, p.market), t)) continue;
-      const e = store.entry(p.channel, p.market, p.code);
-      if (e !== undefined) out.push(store.snapshot(e));
-    }
-    return out;
-  }
-
   private sessionHost(policy: SlowPolicy): SessionHost {
     const metrics = this.metrics;
     const compress = this.opts.perMessageDeflate ?? GATEWAY_DEFAULTS.perMessageDeflate;
@@ -356,7 +263,7 @@ export class Gateway {
       chunk: this.opts.snapshotChunk ?? GATEWAY_DEFAULTS.snapshotChunk,
       sendOptions: { binary: false, compress },
       now: this.now,
-      snapshotsFor: (s, topics) => this.snapshotsFor(s, topics),
+      snapshotsFor: (s, topics) => snapshotFrames(this.store, this.index, s, topics),
       wrote: (bytes) => {
         metrics.framesOut.inc();
         metrics.bytesOut.inc(bytes);
@@ -388,16 +295,10 @@ export class Gateway {
       families: this.opts.families ?? GATEWAY_DEFAULTS.families,
       logger: this.logger,
       now: this.now,
-      statusOf: (c, m) => this.statusOf(c, m),
+      statusOf: (c, m) => this.statuses.frame(c, m),
       sent: (type, n) => this.host.sent(type, n),
       error: (s, err, id) => this.sendError(s, err, id),
       topicsChanged: () => this.metrics.topics.set(this.index.topicCount),
     };
   }
-}
-
-function rawBytes(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
 }

@@ -7,7 +7,7 @@ import type { StateStore, TopicEntry } from '../state/store.js';
 import type { OnDemandResult } from '../upstream/cache.js';
 import { upstreamWireError, wireError, type RequestId, type WireError } from './errors.js';
 import type { SubscriptionIndex } from './index.js';
-import { checkFeed, resolveTarget, wildcardTopic, type Target } from './requests.js';
+import { checkFeed, parseFeed, resolveTarget, wildcardTopic, type Target } from './requests.js';
 import { resolveGet, type Families } from './resources.js';
 import type { Session } from './session.js';
 
@@ -203,4 +203,16 @@ export function onGet(ctx: HandlerContext, s: Session, msg: GetMsg): void {
       if (!s.closing) ctx.error(s, we, msg.id);
     },
   );
+}
+
+/** Releases the demand of every subscription a closed session held (from SubscriptionIndex.removeAll). */
+export function releaseDemand(demand: DemandSink, held: { topics: readonly string[]; wildcards: readonly string[] }): void {
+  for (const t of held.topics) {
+    const p = parseTopic(t);
+    if (p) demand.remove(p.channel, p.market, p.code);
+  }
+  for (const feed of held.wildcards) {
+    const f = parseFeed(feed);
+    demand.remove(f.channel, f.market, WILDCARD);
+  }
 }

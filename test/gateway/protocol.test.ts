@@ -42,6 +42,24 @@ describe('welcome', () => {
   });
 });
 
+describe('compression', () => {
+  it('is off by default and negotiated when enabled', async () => {
+    const c = await Client.connect(h.url);
+    expect(c.ws.extensions).toBe('');
+    c.close();
+    const z = await startHarness({ perMessageDeflate: true });
+    z.tick('quote', 'kospi', codes(50).map((x) => row(x, 1)));
+    const d = await Client.connect(z.url);
+    expect(d.ws.extensions).toContain('permessage-deflate');
+    await d.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await d.wait(() => d.of('snapshot').length === 50);
+    z.tick('quote', 'kospi', [row('000001', 2)]);
+    await d.until((m) => m.type === 'patch' && m.seq === 2);
+    d.close();
+    await z.close();
+  });
+});
+
 describe('subscribe and unsubscribe', () => {
   for (const channel of CHANNELS) {
     for (const market of MARKETS) {
