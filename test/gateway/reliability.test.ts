@@ -161,6 +161,19 @@ describe('inbound limits', () => {
     c.close();
   });
 
+  it('a client that keeps passing the rate (below the flood bound) is closed with 1008', async () => {
+    h = await startHarness({ limits: { maxMessagesPerSecond: 2 } });
+    const c = await Client.connect(h.url);
+    let sent = 0;
+    while (!c.closed && sent < 60) {
+      for (let i = 0; i < 6; i++) c.send({ op: 'ping', id: sent++ });
+      await sleep(1050);
+    }
+    expect(c.closed?.code).toBe(1008);
+    // 5 × 2 refusals within 10 s: closed after a few seconds, not at the first refusal.
+    expect(c.of('error').filter((m) => m.code === 'rate_limited').length).toBe(10);
+  });
+
   it('a frame over maxPayloadBytes closes with 1009', async () => {
     h = await startHarness({ limits: { maxPayloadBytes: 1024 } });
     const c = await Client.connect(h.url);
