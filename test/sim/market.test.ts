@@ -115,30 +115,30 @@ describe('market', () => {
     m.advance(late);
     for (let k = 1; k <= 100; k++) m.advance({ ...late, secs: late.secs + k });
     let limitMoves = 0;
+    const bad: string[] = [];
+    const check = (ok: boolean, what: string) => {
+      if (!ok) bad.push(what);
+    };
     for (const issue of m.universe.issues) {
       if (issue.market === 'konex') continue;
       const p = m.params[issue.idx]!;
       const l = m.live[issue.idx]!;
-      expect(onGrid(issue.grid, p.base), issue.code).toBe(true);
-      expect(onGrid(issue.grid, l.last), issue.code).toBe(true);
-      expect(l.last).toBeGreaterThanOrEqual(p.lower);
-      expect(l.last).toBeLessThanOrEqual(p.upper);
-      expect(p.upper).toBeLessThanOrEqual(p.base * 1.3);
-      expect(p.lower).toBeGreaterThanOrEqual(p.base * 0.7);
+      const c = issue.code;
+      check(onGrid(issue.grid, p.base), `${c} base ${p.base} off grid`);
+      check(onGrid(issue.grid, l.last), `${c} last ${l.last} off grid`);
+      check(l.last >= p.lower && l.last <= p.upper, `${c} last ${l.last} outside ${p.lower}..${p.upper}`);
+      check(p.upper <= p.base * 1.3 && p.lower >= p.base * 0.7, `${c} limits wider than ±30%`);
       if (p.halted) {
-        expect(l.trades).toBe(0);
+        check(l.trades === 0, `${c} halted but traded`);
         continue;
       }
-      if (l.trades > 0) {
-        expect(l.low).toBeLessThanOrEqual(l.last);
-        expect(l.high).toBeGreaterThanOrEqual(l.last);
-        expect(l.low).toBeLessThanOrEqual(l.open);
-        expect(l.high).toBeGreaterThanOrEqual(l.open);
-      }
+      if (l.trades > 0) check(l.low <= Math.min(l.open, l.last) && l.high >= Math.max(l.open, l.last), `${c} OHLC inconsistent`);
+      check(l.val >= l.vol * p.lower && l.val <= l.vol * p.upper, `${c} value inconsistent with volume`);
       const code = changeCode(p, l.last);
       if (code === '1' || code === '4') limitMoves++;
-      else if (l.bid > 0 && l.ask > 0) expect(l.ask).toBeGreaterThan(l.bid);
+      else if (l.bid > 0 && l.ask > 0) check(l.ask > l.bid, `${c} crossed book`);
     }
+    expect(bad).toEqual([]);
     expect(limitMoves).toBeGreaterThan(0);
     expect(m.params.filter((p) => p.halted).length).toBeGreaterThan(0);
   });
