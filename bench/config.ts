@@ -1,0 +1,103 @@
+import type { ConnectionsConfig } from './scenarios/connections.js';
+import type { CycleConfig } from './scenarios/cycle.js';
+import type { EconomyConfig } from './scenarios/economy.js';
+import type { FanoutConfig } from './scenarios/fanout.js';
+import { PEERS, type PeerName } from './server/peer.js';
+
+/**
+ * Benchmark settings: the full run, the quick run (under a minute on two
+ * cores), and the command-line overrides.
+ */
+
+/** The scenarios, in the order they run. */
+export const SCENARIOS = ['cycle', 'fanout', 'connections', 'economy'] as const;
+/** A scenario name (`snapshot` runs inside `fanout`, against the bridge). */
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Everything one run does. */
+export interface BenchConfig {
+  readonly mode: 'full' | 'quick';
+  readonly only: readonly ScenarioName[];
+  readonly peers: readonly PeerName[];
+  readonly fanout: FanoutConfig;
+  readonly connections: ConnectionsConfig & { readonly peers: readonly PeerName[] };
+  readonly cycle: CycleConfig;
+  readonly economy: EconomyConfig;
+  /** Where the results file goes. */
+  readonly out: string;
+}
+
+const SEED = 20_240_603;
+const SYMBOLS = 4_500;
+
+const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out'> = {
+  mode: 'full',
+  fanout: {
+    symbols: SYMBOLS,
+    clients: 2_000,
+    topicsPerClient: 50,
+    changeRatio: 0.3,
+    tickMs: 200,
+    seed: SEED,
+    warmupMs: 5_000,
+    windows: 5,
+    windowMs: 4_000,
+    concurrency: 200,
+    drainMs: 2_000,
+    snapshotProbes: 5,
+  },
+  connections: { count: 10_000, topicsPerClient: 20, symbols: SYMBOLS, seed: SEED, concurrency: 200, peers: ['bridge', 'floor'] },
+  cycle: { symbols: SYMBOLS, changeRatio: 0.3, seed: SEED, warmup: 30, cycles: 100 },
+  economy: { measureMs: 30_000, idleMs: 15_000 },
+};
+
+const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out'> = {
+  mode: 'quick',
+  fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_400, windows: 3, windowMs: 1_600, drainMs: 800, snapshotProbes: 3 },
+  connections: { ...FULL.connections, count: 2_000, peers: ['bridge'] },
+  cycle: { ...FULL.cycle, warmup: 10, cycles: 30 },
+  economy: { measureMs: 6_000, idleMs: 4_000 },
+};
+
+/** Usage text of `npm run bench`. */
+export const USAGE = `usage: npm run bench [-- options]
+  --quick              smaller run, under a minute on two cores
+  --only=a,b           scenarios to run: ${SCENARIOS.join(', ')} (default all)
+  --peers=a,b          fan-out peers: ${PEERS.join(', ')} (default all)
+  --clients=N          fan-out clients (default 2000, quick 400)
+  --connections=N      connections scenario size (default 10000, quick 2000)
+  --out=PATH           results file (default bench/results/latest.json)`;
+
+function list<T extends string>(value: string, allowed: readonly T[], what: string): T[] {
+  const items = value.split(',').filter(Boolean);
+  for (const i of items) if (!(allowed as readonly string[]).includes(i)) throw new Error(`unknown ${what} "${i}"\n${USAGE}`);
+  return items as T[];
+}
+
+function count(value: string, what: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer\n${USAGE}`);
+  return n;
+}
+
+/** The configuration for command-line arguments (without the node and script paths). */
+export function parseArgs(argv: readonly string[]): BenchConfig {
+  const quick = argv.includes('--quick');
+  const base = quick ? QUICK : FULL;
+  let only: ScenarioName[] = [...SCENARIOS];
+  let peers: PeerName[] = [...PEERS];
+  let fanout = base.fanout;
+  let connections = base.connections;
+  let out = 'bench/results/latest.json';
+  for (const a of argv) {
+    const [k, v = ''] = a.split('=', 2) as [string, string?];
+    if (k === '--quick') continue;
+    else if (k === '--only') only = list(v, SCENARIOS, 'scenario');
+    else if (k === '--peers') peers = list(v, PEERS, 'peer');
+    else if (k === '--clients') fanout = { ...fanout, clients: count(v, '--clients') };
+    else if (k === '--connections') connections = { ...connections, count: count(v, '--connections') };
+    else if (k === '--out' && v) out = v;
+    else throw new Error(`unknown option ${a}\n${USAGE}`);
+  }
+  return { ...base, fanout, connections, only, peers, out };
+}

@@ -1,0 +1,135 @@
+import { num, table } from './lib/table.js';
+import type { PeerResult } from './scenarios/fanout.js';
+import type { ConnectionsResult } from './scenarios/connections.js';
+import type { CycleResult } from './scenarios/cycle.js';
+import type { EconomyResult } from './scenarios/economy.js';
+import type { BenchConfig } from './config.js';
+
+/**
+ * The console report of a run: one table per scenario, from the same
+ * object that is written to the results file.
+ */
+
+/** A scenario that failed or was not run, as recorded in the results. */
+export interface Skipped {
+  readonly skipped?: string;
+  readonly error?: string;
+}
+
+/** The results file's content. */
+export interface Results {
+  machine: Record<string, unknown>;
+  mode: 'full' | 'quick';
+  startedAt: string;
+  durationS?: number;
+  fanout?: Record<string, unknown> | Skipped;
+  connections?: Record<string, unknown> | Skipped;
+  cycle?: CycleResult | Skipped;
+  snapshot?: Record<string, unknown> | Skipped;
+  economy?: EconomyResult | Skipped;
+}
+
+function failed(v: unknown): string | undefined {
+  if (v === undefined) return 'not run';
+  const s = v as Skipped;
+  return s.error !== undefined ? `error: ${s.error.split('\n')[0]}` : s.skipped !== undefined ? `skipped: ${s.skipped}` : undefined;
+}
+
+function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
+  const c = cfg.fanout;
+  const rows = cfg.peers.map((p) => {
+    const r = f[p] as PeerResult | Skipped | undefined;
+    const why = failed(r);
+    if (why) return [p, why];
+    const x = r as PeerResult;
+    return [
+      p,
+      num(x.updatesPerSec),
+      num(x.cpuUsPerUpdate, 2),
+      num(x.p50Ms, 1),
+      num(x.p99Ms, 1),
+      num(x.lost),
+      num(x.outOfOrder),
+      num(x.serverCpu, 2),
+      num(x.loadCpu, 2) + (x.loadSaturated ? '!' : ''),
+      num(x.otherCpu, 2),
+    ];
+  });
+  const ratios = f.ratios as Record<string, number> | undefined;
+  return [
+    `fanout: ${num(c.clients)} clients x ${c.topicsPerClient} topics, ${num(c.symbols)} symbols, ${c.changeRatio * 100}% change every ${c.tickMs} ms`,
+    `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up; cpu in cores ('!' = load process saturated)`,
+    table(['peer', 'updates/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'lost', 'out of order', 'server cpu', 'load cpu', 'other cpu'], rows),
+    ratios
+      ? `ratios: cpu vs socket.io ${num(ratios.cpuVsSocketio, 2)}, cpu vs floor ${num(ratios.cpuVsFloor, 2)}, p99 vs floor ${num(ratios.p99VsFloor, 2)}`
+      : '',
+  ].join('\n');
+}
+
+function connectionsTable(cfg: BenchConfig, c: Record<string, unknown>): string {
+  const peers = cfg.connections.peers;
+  const rows = peers.map((p) => {
+    const r = (p === 'bridge' ? c : c[p]) as ConnectionsResult | Skipped | undefined;
+    const why = failed(r);
+    if (why) return [p, why];
+    const x = r as ConnectionsResult;
+    return [p, num(x.serverConnections), num(x.rssKbPerConn, 1), num(x.heapKbPerConn, 1), num(x.externalKbPerConn, 1), num(x.acceptMs), num(x.subscribeMs)];
+  });
+  return [
+    `connections: ${num(cfg.connections.count)} idle connections x ${cfg.connections.topicsPerClient} topics; memory over an idle baseline, after full GC`,
+    table(['peer', 'open', 'rss KB/conn', 'heap KB/conn', 'external KB/conn', 'accept ms', 'subscribe ms'], rows),
+  ].join('\n');
+}
+
+function cycleTable(c: CycleResult): string {
+  return [
+    `cycle: ${num(c.symbols)} symbols, ${num(c.bodyBytes)}-byte body, ${num(c.changes)} changes per cycle; medians of ${c.cycles} cycles`,
+    table(
+      ['cycle ms', 'JSON.parse ms', 'ratio', 'parse', 'normalise', 'apply', 'publish'],
+      [
+        [
+          num(c.cycleMs, 2),
+          num(c.jsonParseMs, 2),
+          num(c.ratioToJsonParse, 2),
+          num(c.stagesMs.parse, 2),
+          num(c.stagesMs.normalise, 2),
+          num(c.stagesMs.apply, 2),
+          num(c.stagesMs.publish, 2),
+        ],
+      ],
+    ),
+  ].join('\n');
+}
+
+function economyTable(e: EconomyResult): string {
+  return [
+    `economy: fixed subscription mix against the built-in simulator, ${e.measureMs / 1000} s window`,
+    table(
+      ['calls/min', 'minimum/min', 'ratio', 'idle realtime calls'],
+      [[num(e.callsPerMin, 1), num(e.minimumCallsPerMin, 1), num(e.ratioToMinimum, 3), num(e.idleRealtimeCalls)]],
+    ),
+  ].join('\n');
+}
+
+/** The report text of a run's results. */
+export function report(cfg: BenchConfig, r: Results): string {
+  const m = r.machine;
+  const out = [
+    `krx-bridge benchmark (${r.mode}) on ${String(m.cpus)} x ${String(m.model)}, Node ${String(m.node)}, ${m.pinned ? 'server on core 0, load on core 1' : 'not pinned'}`,
+  ];
+  const section = (name: string, v: unknown, render: () => string): void => {
+    const why = failed(v);
+    out.push('', why ? `${name}: ${why}` : render());
+  };
+  if (cfg.only.includes('cycle')) section('cycle', r.cycle, () => cycleTable(r.cycle as CycleResult));
+  if (cfg.only.includes('fanout')) {
+    section('fanout', r.fanout, () => fanoutTable(cfg, r.fanout as Record<string, unknown>));
+    section('snapshot', r.snapshot, () => {
+      const s = r.snapshot as { symbols: number; ms: number; subscribedMs: number; probes: number; underLoad: boolean };
+      return `snapshot: whole market (${num(s.symbols)} snapshots) to a fresh client in ${num(s.ms, 1)} ms (median of ${s.probes}; subscribed reply after ${num(s.subscribedMs, 1)} ms)${s.underLoad ? ', during the fan-out load' : ''}`;
+    });
+  }
+  if (cfg.only.includes('connections')) section('connections', r.connections, () => connectionsTable(cfg, r.connections as Record<string, unknown>));
+  if (cfg.only.includes('economy')) section('economy', r.economy, () => economyTable(r.economy as EconomyResult));
+  return out.join('\n');
+}

@@ -1,0 +1,138 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { cpus, loadavg, platform, totalmem } from 'node:os';
+import { parseArgs, type BenchConfig } from './config.js';
+import { Child, canPin } from './lib/child.js';
+import { median } from './lib/stats.js';
+import { report, type Results } from './report.js';
+import { runConnections } from './scenarios/connections.js';
+import type { CycleResult } from './scenarios/cycle.js';
+import type { EconomyResult } from './scenarios/economy.js';
+import { runFanoutPeer, type PeerResult } from './scenarios/fanout.js';
+import type { PeerName } from './server/peer.js';
+
+/**
+ * `npm run bench [-- --quick]`: runs the scenarios, prints a table per
+ * scenario and writes bench/results/latest.json. See bench/README.md.
+ */
+
+const log = (s: string): void => void process.stderr.write(s + '\n');
+
+function errorOf(e: unknown): { error: string } {
+  return { error: e instanceof Error ? e.message : String(e) };
+}
+
+async function inServer<T>(cmd: string, args: unknown, timeoutMs: number): Promise<T> {
+  const server = new Child({ name: `server(${cmd})`, script: 'bench/server/main.ts', core: 0 });
+  try {
+    return await server.request<T>(cmd, args, timeoutMs);
+  } finally {
+    await server.close();
+  }
+}
+
+async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
+  const f = cfg.fanout;
+  const out: Record<string, unknown> = { clients: f.clients, topicsPerClient: f.topicsPerClient, symbols: f.symbols, changeRatio: f.changeRatio, tickMs: f.tickMs };
+  for (const peer of cfg.peers) {
+    log(`fanout: ${peer}`);
+    try {
+      out[peer] = await runFanoutPeer(peer, f, log);
+    } catch (e) {
+      out[peer] = errorOf(e);
+      log(`  ${peer} failed: ${(e as Error).message}`);
+    }
+  }
+  const cpu = (p: PeerName): number => (out[p] as PeerResult | undefined)?.cpuUsPerUpdate ?? NaN;
+  const p99 = (p: PeerName): number => (out[p] as PeerResult | undefined)?.p99Ms ?? NaN;
+  out.ratios = {
+    cpuVsSocketio: cpu('bridge') / cpu('socketio'),
+    cpuVsFloor: cpu('bridge') / cpu('floor'),
+    p99VsFloor: p99('bridge') / p99('floor'),
+  };
+  results.fanout = out;
+  const probes = (out.bridge as PeerResult | undefined)?.snapshotProbes;
+  results.snapshot = probes?.length
+    ? {
+        symbols: f.symbols,
+        ms: median(probes.map((p) => p.ms)),
+        maxMs: Math.max(...probes.map((p) => p.ms)),
+        subscribedMs: median(probes.map((p) => p.subscribedMs)),
+        probes: probes.length,
+        underLoad: true,
+        loadClients: f.clients,
+      }
+    : { skipped: cfg.peers.includes('bridge') ? 'the bridge fan-out run failed' : 'the bridge is not among --peers' };
+}
+
+async function connections(cfg: BenchConfig, results: Results): Promise<void> {
+  const c = cfg.connections;
+  const out: Record<string, unknown> = {};
+  for (const peer of c.peers) {
+    log(`connections: ${peer}`);
+    try {
+      const r = await runConnections(peer, c, log);
+      if (peer === 'bridge') Object.assign(out, r);
+      else out[peer] = r;
+    } catch (e) {
+      if (peer === 'bridge') Object.assign(out, errorOf(e));
+      else out[peer] = errorOf(e);
+    }
+  }
+  results.connections = out;
+}
+
+/** Whether a scenario, or one peer of a scenario, recorded an error. */
+function hasErrors(results: Results): boolean {
+  const isError = (v: unknown): boolean => v !== null && typeof v === 'object' && 'error' in v;
+  return Object.values(results).some((v) => isError(v) || (v !== null && typeof v === 'object' && Object.values(v).some(isError)));
+}
+
+function machine(): Record<string, unknown> {
+  const c = cpus();
+  return {
+    cpus: c.length,
+    model: c[0]?.model.trim() ?? 'unknown',
+    node: process.version,
+    platform: platform(),
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    pinned: canPin(),
+    loadavgAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+async function main(): Promise<void> {
+  const cfg = parseArgs(process.argv.slice(2));
+  const t0 = Date.now();
+  const results: Results = { machine: machine(), mode: cfg.mode, startedAt: new Date(t0).toISOString() };
+  if (!canPin()) log('note: taskset unavailable or fewer than two cores: server and load are not pinned');
+  if (cfg.only.includes('cycle')) {
+    log('cycle');
+    try {
+      results.cycle = await inServer<CycleResult>('cycle', cfg.cycle, 300_000);
+    } catch (e) {
+      results.cycle = errorOf(e);
+    }
+  }
+  if (cfg.only.includes('fanout')) await fanout(cfg, results);
+  if (cfg.only.includes('connections')) await connections(cfg, results);
+  if (cfg.only.includes('economy')) {
+    log('economy');
+    try {
+      results.economy = await inServer<EconomyResult>('economy', cfg.economy, 300_000);
+    } catch (e) {
+      results.economy = errorOf(e);
+    }
+  }
+  results.machine.loadavgAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
+  results.durationS = Math.round((Date.now() - t0) / 100) / 10;
+  mkdirSync(dirname(cfg.out), { recursive: true });
+  writeFileSync(cfg.out, JSON.stringify(results, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+  process.stdout.write(report(cfg, results) + `\n\nwritten to ${cfg.out} in ${results.durationS} s\n`);
+  if (hasErrors(results)) process.exitCode = 1;
+}
+
+main().catch((e: unknown) => {
+  log(e instanceof Error ? e.message : String(e));
+  process.exitCode = 2;
+});
