@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, freeze, sleep, startBridge, truth, until, type TestBridge, type TestClient } from './helpers.js';
+
+/**
+ * Component test: a real bridge on port 0 against its simulator. Every
+ * channel is subscribed; after more than 10 s of ticks the market is frozen
+ * and every client row (snapshot plus patches) must equal the simulator's
+ * own answer for the same endpoint.
+ */
+describe('bridge channels against the simulator', () => {
+  let tb: TestBridge;
+  let c: TestClient;
+  let wild: TestClient;
+  const kospi = ['005930', '000660', '035420', '005380', '069500'];
+  const kosdaq = ['247540', '086520', '028300', '263750', '293490'];
+
+  beforeAll(async () => {
+    tb = await startBridge();
+    c = await connect(tb);
+    wild = await connect(tb);
+  });
+  afterAll(async () => {
+    c?.close();
+    wild?.close();
+    await tb?.bridge.stop();
+  });
+
+  it('subscribes every channel and the whole market, and tracks the simulator exactly over 10 s of ticks', async () => {
+    const subs = [
+      ['quote', 'kospi', kospi],
+      ['ohlc', 'kospi', kospi],
+      ['top', 'kosdaq', kosdaq],
+      ['aht', 'kospi', kospi],
+      ['price', 'kosdaq', kosdaq],
+      ['book', 'kospi', kospi],
+      ['index', 'kospi', ['K1', 'K2']],
+      ['index', 'kosdaq', ['Q1']],
+    ] as const;
+    for (const [channel, market, codes] of subs) {
+      const r = await c.request({ op: 'subscribe', channel, market, codes: [...codes] });
+      expect(r).toMatchObject({ type: 'subscribed', topics: codes.map((x) => `${channel}.${market}.${x}`) });
+    }
+    const w = await wild.request({ op: 'subscribe', channel: 'quote', market: 'kosdaq', codes: ['*'] });
+    expect(w).toMatchObject({ type: 'subscribed', topics: ['quote.kosdaq.*'] });
+
+    await sleep(10_500);
+    await freeze(tb);
+    try {
+      const expectTopics = subs.flatMap(([ch, m, codes]) => codes.map((x) => `${ch}.${m}.${x}`));
+      for (const t of expectTopics) expect(c.rows.has(t), t).toBe(true);
+      // Patches arrived, not only snapshots.
+      expect(c.ofType('patch').length).toBeGreaterThan(20);
+      expect(c.problems).toEqual([]);
+
+      const ids: Record<string, [string, Record<string, unknown>]> = {
+        'quote.kospi': ['v2.multiquote.lists', { marketcode: 'kospi' }],
+        'ohlc.kospi': ['v2.multiquote.ohlclists', { marketcode: 'kospi' }],
+        'top.kosdaq': ['v3.realtime.multiquote.quotelists', { marketcode: 'kosdaq' }],
+        'aht.kospi': ['v2.multiquote.ahtohlclists', { marketcode: 'kospi' }],
+        'price.kosdaq': ['v3.realtime.multiquote.price', { marketcode: 'kosdaq', isuCd: kosdaq }],
+        'book.kospi': ['v2.multiquote.orderbook', { marketcode: 'kospi', isuCd: kospi }],
+      };
+      for (const [feed, [id, params]] of Object.entries(ids)) {
+        const t = await truth(tb, id, params);
+        for (const code of feed.endsWith('kospi') ? kospi : kosdaq) expect(c.rows.get(`${feed}.${code}`), `${feed}.${code}`).toEqual(t.get(code));
+      }
+      for (const [market, code] of [['kospi', 'K1'], ['kospi', 'K2'], ['kosdaq', 'Q1']] as const) {
+        const t = await truth(tb, market === 'kospi' ? 'v2.index.index' : 'v3.realtime.index.index', { marketcode: market, issuecode: code });
+        expect(c.rows.get(`index.${market}.${code}`)).toEqual(t.get(code));
+      }
+
+      // The wildcard client holds every KOSDAQ symbol, each equal to the truth.
+      const all = await truth(tb, 'v3.realtime.multiquote.lists', { marketcode: 'kosdaq' });
+      expect(all.size).toBeGreaterThan(1500);
+      expect(wild.problems).toEqual([]);
+      let equal = 0;
+      for (const [code, row] of all) if (JSON.stringify(wild.rows.get(`quote.kosdaq.${code}`)) === JSON.stringify(row)) equal++;
+      expect(equal).toBe(all.size);
+    } finally {
+      tb.bridge.sim!.resume();
+    }
+  }, 40_000);
+
+  it('stops sending a topic after unsubscribe', async () => {
+    const r = await c.request({ op: 'unsubscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
+    expect(r).toMatchObject({ type: 'unsubscribed', topics: ['quote.kospi.005930'] });
+    const mark = c.messages.length;
+    await sleep(2500);
+    const later = c.messages.slice(mark).filter((m) => 'topic' in m && m.topic === 'quote.kospi.005930');
+    expect(later).toEqual([]);
+    // The other topics keep flowing.
+    await until(() => c.messages.slice(mark).some((m) => m.type === 'patch'), 5000, 'patches on other topics');
+  }, 15_000);
+});
