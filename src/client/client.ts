@@ -96,19 +96,19 @@ export class KrxClient extends KrxCore {
     const invalid = checkFeed(channel, market, list);
     if (invalid !== undefined) return Promise.reject(invalid);
     if (this.state === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
-    const added = this.subs.add(channel, market, list);
+    const added = this.stream.subs.add(channel, market, list);
     const plan = { channel, market, codes: list };
     return this.request(
       'subscribe',
-      (id) => this.subscribeMsg({ ...plan, codes: list.filter((c) => this.subs.has(channel, market, c)) }, id),
+      (id) => this.subscribeMsg({ ...plan, codes: list.filter((c) => this.stream.subs.has(channel, market, c)) }, id),
       (reply) => (reply === undefined ? [] : (reply as SubscribedMsg).topics),
       opts,
       {
         plan,
         onError: (e) => {
           if (e.code in CLIENT_ERROR_CODES) return;
-          this.subs.revert(channel, market, added);
-          this.prune(channel, market);
+          this.stream.subs.revert(channel, market, added);
+          this.stream.prune(channel, market);
         },
       },
     );
@@ -124,10 +124,10 @@ export class KrxClient extends KrxCore {
     const invalid = checkFeed(channel, market, list);
     if (invalid !== undefined) return Promise.reject(invalid);
     if (this.state === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
-    this.subs.remove(channel, market, list);
-    this.prune(channel, market);
+    this.stream.subs.remove(channel, market, list);
+    this.stream.prune(channel, market);
     const local = list.map((c) => topicOf(channel, market, c));
-    if (!this.isReady) return Promise.resolve(local);
+    if (!this.isLive) return Promise.resolve(local);
     return this.request(
       'unsubscribe',
       (id) => ({ op: 'unsubscribe', id, channel, market, codes: [...list] }),
@@ -138,27 +138,27 @@ export class KrxClient extends KrxCore {
 
   /** The current local row of a topic (frozen), or undefined when none is held. */
   snapshot<T extends string>(topic: T): RowOfTopic<T> | undefined {
-    return this.table.row(topic) as RowOfTopic<T> | undefined;
+    return this.stream.table.row(topic) as RowOfTopic<T> | undefined;
   }
 
   /** The current local row of a channel's code, typed by channel. */
   row<C extends Channel>(channel: C, market: Market, code: string): ChannelRows[C] | undefined {
-    return this.table.row(topicOf(channel, market, code)) as ChannelRows[C] | undefined;
+    return this.stream.table.row(topicOf(channel, market, code)) as ChannelRows[C] | undefined;
   }
 
   /** The seq of a topic's local row, if one is held. */
   seq(topic: string): number | undefined {
-    return this.table.seq(topic);
+    return this.stream.table.seq(topic);
   }
 
   /** Topics with a local row. */
   topics(): string[] {
-    return this.table.topics();
+    return this.stream.table.topics();
   }
 
   /** What is subscribed, per feed (including subscriptions still waiting for the connection). */
   subscriptions(): FeedSubscription[] {
-    return this.subs.list();
+    return this.stream.subs.list();
   }
 
   /** Round trip of a `ping` through the server, ms. */

@@ -1,23 +1,24 @@
-import { DEFAULT_LIMITS, PROTOCOL_VERSION, WILDCARD, type Limits } from '../protocol/constants.js';
+import { DEFAULT_LIMITS, PROTOCOL_VERSION, type Channel, type Limits, type Market } from '../protocol/constants.js';
 import { CLOSE_CODES } from '../protocol/errors.js';
-import type { ClientMsg, ErrorMsg, PatchMsg, SnapshotMsg, StatusMsg, WelcomeMsg } from '../protocol/messages.js';
+import type { ClientMsg, ErrorMsg, StatusMsg, WelcomeMsg } from '../protocol/messages.js';
 import { feedOf } from '../protocol/topics.js';
 import { Backoff } from './backoff.js';
 import { Connection, type WebSocketConstructor } from './connection.js';
 import { KrxError, type KrxErrorCode } from './errors.js';
 import { GuardedEmitter } from './events.js';
-import { isPatch, isSnapshot, isStatus, isWelcome } from './guards.js';
+import { dispatch, parseFrame, type FrameHandler } from './frames.js';
 import { Outbox, RATE_SHARE } from './outbox.js';
 import { Requests, type PendingRequest, type RequestKind, type RequestOptions } from './requests.js';
-import { Subscriptions, type SubscribePlan } from './subscriptions.js';
-import { TopicTable, type Change, type LocalRow, type ResyncReason } from './topics/state.js';
+import type { SubscribePlan } from './subscriptions.js';
+import { Timers } from './timers.js';
+import { TopicStream } from './topics/stream.js';
 import type { ConnectionState, KrxClientEvents, KrxClientOptions } from './types.js';
 
 /**
  * The client's engine: one connection at a time, its lifecycle and backoff,
- * the frame loop, local topic state with resync, the restore of every
- * subscription after a reconnect, and request/reply matching. `KrxClient`
- * adds the public API on top. See docs/PROTOCOL.md §3, §4, §8.
+ * the frame loop, the restore of every subscription after a reconnect, and
+ * request/reply matching. Topic state lives in `TopicStream`; `KrxClient`
+ * adds the public API on top. See docs/PROTOCOL.md §1, §4, §7, §8.
  */
 
 /** Close codes after which the client waits longer: the server said it misbehaved. */
@@ -29,28 +30,22 @@ const CLOSE_GRACE_MS = 1000;
 /** The socket closed without a close frame (or the client gave up on it). */
 const ABNORMAL = 1006;
 
-type TimerName = 'retry' | 'connect' | 'stable' | 'heartbeat';
 const now = (): number => performance.now();
 
-/** Connection, state and message handling shared by the public client. */
+/** Connection, state and message handling under the public client. */
 export class KrxCore extends GuardedEmitter<KrxClientEvents> {
-  /** Local rows of every topic. */
-  protected readonly table: TopicTable;
-  /** What the application subscribed, restored after each reconnect. */
-  protected readonly subs = new Subscriptions();
+  /** Subscriptions and local rows. */
+  protected readonly stream: TopicStream;
   /** Requests awaiting an answer. */
   protected readonly requests = new Requests();
   /** Default request timeout (ms). */
   protected readonly requestTimeoutMs: number;
   private readonly url: string;
   private readonly ctor: WebSocketConstructor;
-  private readonly token: KrxClientOptions['token'];
-  private readonly connectTimeoutMs: number;
-  private readonly stableAfterMs: number;
-  private readonly reconnect: boolean;
-  private readonly heartbeat: boolean;
+  private readonly opts: KrxClientOptions;
   private readonly backoff: Backoff;
   private readonly outbox: Outbox;
+  private readonly timers = new Timers<'retry' | 'connect' | 'stable' | 'heartbeat'>();
   private conn: Connection | undefined;
   private current: ConnectionState = 'connecting';
   private welcomed: WelcomeMsg | undefined;
@@ -58,16 +53,12 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   /** The epoch the held seqs belong to. */
   private seqEpoch: string | undefined;
   private lastRx = 0;
-  private readonly timers = new Map<TimerName, ReturnType<typeof setTimeout>>();
-  private readonly retries = new Set<ReturnType<typeof setTimeout>>();
-  /** Outstanding resyncs: topic to request id. */
-  private readonly resyncs = new Map<string, number>();
   private readonly statuses = new Map<string, StatusMsg>();
   private readonly waiters = new Set<{ resolve: () => void; reject: (e: KrxError) => void }>();
   private closing: Promise<void> | undefined;
   private closeDone: (() => void) | undefined;
 
-  /** Validates the options and starts connecting. */
+  /** Validates the options and starts connecting (on the next microtask). */
   constructor(url: string, options: KrxClientOptions = {}) {
     super();
     const ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
@@ -78,17 +69,27 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new TypeError(`not a WebSocket URL: ${parsed.protocol}`);
     this.url = parsed.toString();
     this.ctor = ctor;
-    this.token = options.token;
+    this.opts = options;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-    this.stableAfterMs = options.stableAfterMs ?? 5000;
-    this.reconnect = options.reconnect ?? true;
-    this.heartbeat = options.heartbeat ?? true;
     this.backoff = new Backoff(options);
-    this.table = new TopicTable({ verifyCrc: options.verifyCrc ?? true, freeze: options.freezeRows ?? true });
     const max = DEFAULT_LIMITS.maxMessagesPerSecond;
     this.outbox = new Outbox((text) => this.conn?.send(text), { rate: max * RATE_SHARE, burst: max });
-    // Connect on the next microtask, so a subclass is fully built first.
+    this.stream = new TopicStream(
+      {
+        isLive: () => this.live,
+        nextId: () => this.requests.id(),
+        send: (msg) => this.outbox.push(JSON.stringify(msg)),
+        deliver: (row, change) => {
+          this.emit(change.channel, change.code, row as never, change);
+          this.emit('update', change.topic, row as never, change);
+        },
+        resyncing: (topic, reason) => this.emit('resync', topic, reason),
+        error: (e) => this.emitError(e),
+        retryLater: (fn) => this.timers.later(RETRY_MS, () => this.live && fn()),
+      },
+      { verifyCrc: options.verifyCrc ?? true, freeze: options.freezeRows ?? true },
+    );
+    // On the next microtask, so a subclass is fully built first.
     queueMicrotask(() => void this.connect());
   }
 
@@ -113,34 +114,28 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   }
 
   /** The latest `status` of a feed, if one arrived. */
-  status(channel: string, market: string): StatusMsg | undefined {
-    return this.statuses.get(`${channel}.${market}`);
+  status(channel: Channel, market: Market): StatusMsg | undefined {
+    return this.statuses.get(feedOf(channel, market));
   }
 
-  /** Resolves when the client is `open`; rejects when it closes first or after `timeoutMs`. */
+  /** Resolves when the client is `open`; rejects when it closes first or after `timeoutMs` (default the request timeout). */
   ready(opts: RequestOptions = {}): Promise<void> {
     if (this.current === 'open') return Promise.resolve();
     if (this.current === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
     return new Promise((resolve, reject) => {
       const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
-      const w = {
-        resolve: () => settle(resolve),
-        reject: (e: KrxError) => settle(() => reject(e)),
-      };
-      const timer = setTimeout(() => w.reject(new KrxError('timeout', `not open within ${timeoutMs} ms`)), timeoutMs);
       const settle = (f: () => void) => {
         clearTimeout(timer);
         this.waiters.delete(w);
         f();
       };
+      const w = { resolve: () => settle(resolve), reject: (e: KrxError) => settle(() => reject(e)) };
+      const timer = setTimeout(() => w.reject(new KrxError('timeout', `not open within ${timeoutMs} ms`)), timeoutMs);
       this.waiters.add(w);
     });
   }
 
-  /**
-   * Closes the connection and stops reconnecting; pending requests reject
-   * with `closed`. Resolves when the socket has closed. Final.
-   */
+  /** Closes the connection and stops reconnecting; pending requests reject with `closed`. Resolves when the socket has closed. Final. */
   close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
     const conn = this.conn;
@@ -164,7 +159,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   // ---- requests --------------------------------------------------------------
 
   /**
-   * Sends a request now if the connection is welcomed, else when it is; it
+   * Sends a request now if the connection is welcomed, else once it is; it
    * settles with `map(reply)`, or rejects (`timeout`, `aborted`, `closed`, or
    * the server's error, after `onError`).
    */
@@ -197,26 +192,24 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
 
   /** The `subscribe` message of a plan, with `since` and `epoch` for the topics held. */
   protected subscribeMsg(plan: SubscribePlan, id: number): ClientMsg {
-    const wild = plan.codes.includes(WILDCARD);
-    const codes = new Set(plan.codes);
-    const since = this.table.since((p) => p.channel === plan.channel && p.market === plan.market && (wild || codes.has(p.code)));
-    const msg: ClientMsg = { op: 'subscribe', id, channel: plan.channel, market: plan.market, codes: [...plan.codes] };
-    if (this.seqEpoch !== undefined && Object.keys(since).length > 0) {
-      msg.since = since;
-      msg.epoch = this.seqEpoch;
-    }
-    return msg;
-  }
-
-  /** Drops held topics of a feed that no subscription covers any more. */
-  protected prune(channel: string, market: string): void {
-    const gone = this.table.deleteWhere((p) => p.channel === channel && p.market === market && !this.subs.covers(p));
-    for (const t of gone) this.resyncs.delete(t);
+    return this.stream.subscribeMsg(plan, id, this.seqEpoch);
   }
 
   /** Whether the current connection is welcomed (requests go out at once). */
-  protected get isReady(): boolean {
+  protected get isLive(): boolean {
     return this.live;
+  }
+
+  /** Reports an error through the `error` event. */
+  protected emitError(e: KrxError): void {
+    this.emit('error', e);
+  }
+
+  /** Reports a throwing listener as an `error` (a throwing `error` listener is ignored: nowhere left to report). */
+  protected listenerFailed(error: unknown, event: keyof KrxClientEvents & string): void {
+    if (event === 'error') return;
+    const text = error instanceof Error ? error.message : String(error);
+    this.emitError(new KrxError('listener', `a '${event}' listener threw: ${text}`, { cause: error }));
   }
 
   private send(req: PendingRequest): void {
@@ -235,7 +228,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     if (this.isClosed()) return;
     let url = this.url;
     try {
-      const token = typeof this.token === 'function' ? await this.token() : this.token;
+      const token = typeof this.opts.token === 'function' ? await this.opts.token() : this.opts.token;
       if (token !== undefined) url = withToken(url, token);
     } catch (err) {
       if (this.isClosed()) return;
@@ -243,7 +236,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
       return this.lost(ABNORMAL, 'no token');
     }
     if (this.isClosed()) return;
-    this.setTimer('connect', this.connectTimeoutMs, () => this.drop('connect timeout'));
+    this.timers.set('connect', this.opts.connectTimeoutMs ?? 10_000, () => this.drop('connect timeout'));
     try {
       const conn: Connection = new Connection(this.ctor, url, {
         open: () => {
@@ -269,25 +262,20 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   private lost(code: number, reason: string): void {
     this.conn = undefined;
     this.live = false;
-    for (const t of ['connect', 'stable', 'heartbeat'] as const) this.clearTimer(t);
-    this.clearRetries();
+    this.timers.clearAll();
     this.outbox.clear();
-    this.resyncs.clear();
+    this.stream.disconnected();
     this.forgetInflight();
     this.emit('disconnect', code, reason);
-    if (this.current === 'closed') {
-      this.closeDone?.();
-      return;
-    }
-    if (!this.reconnect) {
+    if (this.current === 'closed') return this.closeDone?.();
+    if (this.opts.reconnect === false) {
       this.closing = Promise.resolve();
-      this.shutdown(new KrxError('connection', `connection lost (${code}${reason ? ` ${reason}` : ''})`));
-      return;
+      return this.shutdown(new KrxError('connection', `connection lost (${code}${reason ? ` ${reason}` : ''})`));
     }
     const delay =
       code === CLOSE_CODES.goingAway.code ? this.backoff.restart() : PENALISED.has(code) ? this.backoff.penalty() : this.backoff.next();
     this.setState('reconnecting');
-    this.setTimer('retry', delay, () => void this.connect());
+    this.timers.set('retry', delay, () => void this.connect());
   }
 
   /** Requests of a lost connection: resent after the next welcome, except what that welcome rebuilds. */
@@ -305,10 +293,9 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
 
   private shutdown(error: KrxError): void {
     this.live = false;
-    for (const name of [...this.timers.keys()]) this.clearTimer(name);
-    this.clearRetries();
+    this.timers.clearAll();
     this.outbox.clear();
-    this.resyncs.clear();
+    this.stream.disconnected();
     this.requests.rejectAll(() => error);
     this.setState('closed');
   }
@@ -326,7 +313,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
 
   private onWelcome(w: WelcomeMsg): void {
     if (this.live) return;
-    this.clearTimer('connect');
+    this.timers.clear('connect');
     this.welcomed = w;
     if (w.version !== PROTOCOL_VERSION) {
       this.emitError(new KrxError('protocol', `server speaks protocol ${w.version}, this client ${PROTOCOL_VERSION}`));
@@ -334,12 +321,12 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     const rate = w.limits.maxMessagesPerSecond;
     this.outbox.setRate(rate * RATE_SHARE, rate);
     this.restore();
-    // Seqs of another epoch mean nothing now: hold the rows, wait for the snapshots the server sends.
-    if (this.seqEpoch !== undefined && this.seqEpoch !== w.epoch) for (const t of this.table.topics()) this.table.markResync(t);
+    // Seqs of another epoch mean nothing now: keep the rows, wait for the snapshots the server sends.
+    if (this.seqEpoch !== undefined && this.seqEpoch !== w.epoch) this.stream.epochChanged();
     this.seqEpoch = w.epoch;
     this.live = true;
-    this.setTimer('stable', this.stableAfterMs, () => this.backoff.reset());
-    if (this.heartbeat) this.armHeartbeat(Math.max(100, w.heartbeatMs));
+    this.timers.set('stable', this.opts.stableAfterMs ?? 5000, () => this.backoff.reset());
+    if (this.opts.heartbeat !== false) this.armHeartbeat(Math.max(100, w.heartbeatMs));
     this.setState('open');
     this.emit('welcome', w);
   }
@@ -353,11 +340,12 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     const own = inflight.filter((r) => r.kind === 'subscribe' && r.plan !== undefined);
     const skip = (channel: string, market: string, code: string) =>
       own.some((r) => r.plan!.channel === channel && r.plan!.market === market && r.plan!.codes.includes(code));
-    for (const plan of this.subs.plan(skip)) this.resubscribe(plan);
+    for (const plan of this.stream.subs.plan(skip)) this.resubscribe(plan);
+    const subs = this.stream.subs;
     for (const req of inflight) {
       if (req.sent || this.requests.peek(req.id) !== req) continue;
       const plan = req.plan;
-      if (plan !== undefined && !plan.codes.some((c) => this.subs.has(plan.channel, plan.market, c))) {
+      if (plan !== undefined && !plan.codes.some((c) => subs.has(plan.channel, plan.market, c))) {
         // Unsubscribed again before it could be sent: nothing left to ask for.
         this.requests.take(req.id);
         req.resolve(undefined);
@@ -381,21 +369,21 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   }
 
   private resubscribeFailed(plan: SubscribePlan, e: KrxError): void {
+    const subs = this.stream.subs;
     if (e.retryable) {
-      this.later(() => {
-        const codes = plan.codes.filter((c) => this.subs.has(plan.channel, plan.market, c));
-        if (codes.length > 0) this.resubscribe({ ...plan, codes });
+      return this.timers.later(RETRY_MS, () => {
+        const codes = plan.codes.filter((c) => subs.has(plan.channel, plan.market, c));
+        if (this.live && codes.length > 0) this.resubscribe({ ...plan, codes });
       });
-      return;
     }
-    this.subs.remove(plan.channel, plan.market, plan.codes);
-    this.prune(plan.channel, plan.market);
+    subs.remove(plan.channel, plan.market, plan.codes);
+    this.stream.prune(plan.channel, plan.market);
     const what = `${feedOf(plan.channel, plan.market)} [${plan.codes.join(',')}]`;
     this.emitError(new KrxError(e.code, `resubscribing ${what} failed, subscription dropped: ${e.message}`, { cause: e, retryable: false }));
   }
 
   private armHeartbeat(hb: number): void {
-    this.setTimer('heartbeat', hb / 2, () => {
+    this.timers.set('heartbeat', hb / 2, () => {
       const idle = now() - this.lastRx;
       if (idle >= 2 * hb) return this.drop('heartbeat timeout');
       if (idle >= hb) this.outbox.push('{"op":"ping"}');
@@ -405,82 +393,33 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
 
   // ---- frames ----------------------------------------------------------------
 
+  private readonly handler: FrameHandler = {
+    welcome: (m) => this.onWelcome(m),
+    snapshot: (m) => this.stream.snapshot(m),
+    patch: (m) => this.stream.patch(m),
+    reply: (m) => this.requests.take(m.id)?.resolve(m),
+    status: (m) => {
+      this.statuses.set(feedOf(m.channel, m.market), m);
+      this.emit('status', m);
+    },
+    error: (m) => this.onError(m),
+    bad: (what) => this.emitError(new KrxError('protocol', `malformed ${what} from the server`)),
+  };
+
   private onFrame(conn: Connection, text: string): void {
     if (conn !== this.conn) return;
     this.lastRx = now();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      return this.emitError(new KrxError('protocol', 'a server frame is not JSON', { cause: err }));
-    }
-    if (!Array.isArray(parsed)) return this.dispatch(parsed);
-    for (const m of parsed) {
+    const msgs = parseFrame(text);
+    if (msgs === undefined) return this.emitError(new KrxError('protocol', 'a server frame is not JSON'));
+    for (const m of msgs) {
       // A listener may have closed the client or dropped the connection mid-batch.
       if (conn !== this.conn) return;
-      this.dispatch(m);
-    }
-  }
-
-  private dispatch(m: unknown): void {
-    try {
-      const type = m !== null && typeof m === 'object' ? (m as { type?: unknown }).type : undefined;
-      switch (type) {
-        case 'patch':
-          return isPatch(m) ? this.onPatch(m) : this.bad('patch');
-        case 'snapshot':
-          return isSnapshot(m) ? this.onSnapshot(m) : this.bad('snapshot');
-        case 'subscribed':
-        case 'unsubscribed':
-        case 'result':
-        case 'pong':
-          this.requests.take((m as { id?: unknown }).id)?.resolve(m);
-          return;
-        case 'status':
-          return isStatus(m) ? this.onStatus(m) : this.bad('status');
-        case 'error':
-          return this.onError(m as ErrorMsg);
-        case 'welcome':
-          return isWelcome(m) ? this.onWelcome(m) : this.bad('welcome');
-        case undefined:
-          return this.bad('message');
-        default:
-          // Message types added to protocol v1 later are ignored (§9).
-          return;
+      try {
+        dispatch(m, this.handler);
+      } catch (err) {
+        this.emitError(new KrxError('protocol', 'a server message could not be handled', { cause: err }));
       }
-    } catch (err) {
-      this.emitError(new KrxError('protocol', 'a server message could not be handled', { cause: err }));
     }
-  }
-
-  private onSnapshot(msg: SnapshotMsg): void {
-    const parts = this.table.parts(msg.topic);
-    if (parts === undefined) return this.bad(`snapshot topic ${msg.topic}`);
-    // Late data of a topic unsubscribed meanwhile.
-    if (!this.subs.covers(parts)) return;
-    this.resyncs.delete(msg.topic);
-    const out = this.table.snapshot(msg)!;
-    if (!out.crcOk) this.emitError(new KrxError('protocol', `snapshot of ${msg.topic} does not match its checksum`, { topic: msg.topic }));
-    this.deliver(out.row, out.change);
-  }
-
-  private onPatch(msg: PatchMsg): void {
-    const parts = this.table.parts(msg.topic);
-    if (parts === undefined) return this.bad(`patch topic ${msg.topic}`);
-    if (!this.subs.covers(parts)) return;
-    const out = this.table.patch(msg)!;
-    if (out.kind === 'applied') this.deliver(out.row, out.change);
-    else if (out.kind === 'resync') this.resync(msg.topic, out.reason);
-  }
-
-  private deliver(row: LocalRow, change: Change): void {
-    this.emit(change.channel, change.code, row as never, change);
-    this.emit('update', change.topic, row as never, change);
-  }
-
-  private onStatus(msg: StatusMsg): void {
-    this.statuses.set(feedOf(msg.channel, msg.market), msg);
-    this.emit('status', msg);
   }
 
   private onError(msg: ErrorMsg): void {
@@ -491,86 +430,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     });
     const req = this.requests.take(msg.id);
     if (req !== undefined) return req.reject(err);
-    const topic = this.resyncTopic(msg.id) ?? (msg.topic !== undefined && this.resyncs.has(msg.topic) ? msg.topic : undefined);
-    if (topic !== undefined) return this.resyncFailed(topic, err);
-    this.emitError(err);
-  }
-
-  // ---- resync ----------------------------------------------------------------
-
-  /** Asks for a fresh snapshot of one topic (its patches are dropped until it comes). */
-  private resync(topic: string, reason: ResyncReason): void {
-    this.emit('resync', topic, reason);
-    this.sendResync(topic);
-  }
-
-  private sendResync(topic: string): void {
-    // Not welcomed: the restore's subscribe leaves the topic out of `since`, so a snapshot comes anyway.
-    if (!this.live || this.resyncs.has(topic) || !this.table.isResyncing(topic)) return;
-    const id = this.requests.id();
-    this.resyncs.set(topic, id);
-    this.outbox.push(JSON.stringify({ op: 'resync', id, topic }));
-  }
-
-  private resyncTopic(id: unknown): string | undefined {
-    if (typeof id !== 'number') return undefined;
-    for (const [t, i] of this.resyncs) if (i === id) return t;
-    return undefined;
-  }
-
-  private resyncFailed(topic: string, e: KrxError): void {
-    this.resyncs.delete(topic);
-    if (e.retryable) return this.later(() => this.sendResync(topic));
-    this.table.delete(topic);
-    this.emitError(e);
-  }
-
-  // ---- helpers ---------------------------------------------------------------
-
-  /** Reports an error through the `error` event. */
-  protected emitError(e: KrxError): void {
-    this.emit('error', e);
-  }
-
-  /** Reports a throwing listener as an `error` (a throwing `error` listener is ignored: nowhere left to report). */
-  protected listenerFailed(error: unknown, event: keyof KrxClientEvents & string): void {
-    if (event === 'error') return;
-    const text = error instanceof Error ? error.message : String(error);
-    this.emitError(new KrxError('listener', `a '${event}' listener threw: ${text}`, { cause: error }));
-  }
-
-  private bad(what: string): void {
-    this.emitError(new KrxError('protocol', `malformed ${what} from the server`));
-  }
-
-  private later(fn: () => void): void {
-    const t = setTimeout(() => {
-      this.retries.delete(t);
-      if (this.live) fn();
-    }, RETRY_MS);
-    this.retries.add(t);
-  }
-
-  private clearRetries(): void {
-    for (const t of this.retries) clearTimeout(t);
-    this.retries.clear();
-  }
-
-  private setTimer(name: TimerName, ms: number, fn: () => void): void {
-    this.clearTimer(name);
-    this.timers.set(
-      name,
-      setTimeout(() => {
-        this.timers.delete(name);
-        fn();
-      }, ms),
-    );
-  }
-
-  private clearTimer(name: TimerName): void {
-    const t = this.timers.get(name);
-    if (t !== undefined) clearTimeout(t);
-    this.timers.delete(name);
+    if (!this.stream.resyncError(msg, err)) this.emitError(err);
   }
 }
 

@@ -9,8 +9,8 @@ import type { SubscribePlan } from './subscriptions.js';
  * connection is up. See docs/PROTOCOL.md §4.
  */
 
-/** Kinds of request; the last two are the client's own. */
-export type RequestKind = 'subscribe' | 'unsubscribe' | 'get' | 'ping' | 'resubscribe' | 'resync';
+/** Kinds of request; `resubscribe` is the client's own (the restore after a reconnect). */
+export type RequestKind = 'subscribe' | 'unsubscribe' | 'get' | 'ping' | 'resubscribe';
 
 /** One request in flight (or waiting for the connection). */
 export interface PendingRequest {

@@ -360,11 +360,27 @@ describe('KrxClient against a protocol-v1 server', () => {
       return performance.now() - t0;
     };
     // 1001: uniform in [0, 40) → 20 ms with random 0.5.
-    expect(await gap(() => s.closeAll(1001, 'server shutting down'))).toBeLessThan(150);
+    expect(await gap(() => s.closeAll(1001, 'server shutting down'))).toBeLessThan(200);
     // 1008: at least half of 20·2^4 = 320 ms.
     expect(await gap(() => s.closeAll(1008, 'message rate limit exceeded'))).toBeGreaterThanOrEqual(230);
     expect(await gap(() => s.closeAll(4008, 'slow consumer'))).toBeGreaterThanOrEqual(230);
     expect(disconnects).toEqual([1001, 1008, 4008]);
+  });
+
+  it('penalties grow while connections are short-lived and start over once one was stable', async () => {
+    const { s, c } = await setup({ minDelayMs: 40, maxDelayMs: 2000, stableAfterMs: 300, random: () => 0.5 });
+    const gap = async () => {
+      const n = s.connections;
+      const t0 = performance.now();
+      s.closeAll(1008, 'message rate limit exceeded');
+      await waitFor(() => s.connections === n + 1 && c.state === 'open', 'back');
+      return performance.now() - t0;
+    };
+    // 40·2^4 = 640 → 480 ms; at once again: the cap, 2000 → 1500 ms; after a stable spell: 480 ms again.
+    expect(await gap()).toBeGreaterThanOrEqual(470);
+    expect(await gap()).toBeGreaterThanOrEqual(1490);
+    await sleep(400);
+    expect(await gap()).toBeLessThan(1200);
   });
 
   it('drops a connection that went silent (heartbeat) and reconnects', async () => {
