@@ -7,25 +7,37 @@
 
 /** The client. */
 export { KrxClient } from './client.js';
+/** Parameter and helper types of the client's methods. */
 export type { Date8, Time4, HistoryParams, IntradayParams, ShortSellParams, ForeignHistoryParams, RowOfTopic } from './client.js';
 /** Options, states and events. */
 export type { ConnectionState, GetMarket, KrxClientOptions, KrxClientEvents, ChannelListener } from './types.js';
+/** Per-request options (timeout, abort signal). */
 export type { RequestOptions } from './requests.js';
+/** The WebSocket interface the client needs, for injecting a constructor. */
 export type { WebSocketLike, WebSocketConstructor } from './connection.js';
+/** A feed's subscriptions, as `subscriptions()` lists them. */
 export type { FeedSubscription } from './subscriptions.js';
+/** What listeners receive about a change, and why a topic resyncs. */
 export type { Change, LocalRow, ResyncReason } from './topics/state.js';
-/** Errors. */
+/** Errors with stable codes. */
 export { KrxError, isKrxError, CLIENT_ERROR_CODES } from './errors.js';
+/** Error code and option types. */
 export type { KrxErrorCode, ClientErrorCode, KrxErrorOptions } from './errors.js';
 /** Reconnect delays (exported for applications that reconnect other things alike). */
 export { Backoff } from './backoff.js';
+/** Options of `Backoff` (also accepted by `KrxClient`). */
 export type { BackoffOptions } from './backoff.js';
 /** Row and result types. */
 export type * from './rows.js';
-/** Protocol vocabulary and message types the client's API uses. */
+/** Protocol vocabulary the client's API uses. */
 export { CHANNELS, MARKETS, GET_MARKETS, RESOURCES, LIST_CHANNELS, WILDCARD, PROTOCOL_VERSION } from '../protocol/constants.js';
+/** Protocol vocabulary types. */
 export type { Channel, Market, Resource, ChannelState, Limits } from '../protocol/constants.js';
+/** Wire error codes. */
 export type { ErrorCode } from '../protocol/errors.js';
+/** Server message types the client hands out. */
 export type { StatusMsg, WelcomeMsg, PatchOp } from '../protocol/messages.js';
+/** Topic strings to and from their parts. */
 export { topicOf, parseTopic } from '../protocol/topics.js';
+/** The parts of a topic. */
 export type { TopicParts } from '../protocol/topics.js';

@@ -165,6 +165,31 @@ describe('KrxClient against a protocol-v1 server', () => {
     expect(s.connections).toBe(1);
   });
 
+  it('a refused resync: retried when the error is passing, the topic dropped and reported when not', async () => {
+    const { s, c } = await setup();
+    const m = new QuoteMarket(codes(3), 14);
+    s.tick('quote', 'kospi', m.step(1));
+    await c.subscribe('quote', 'kospi', codes(3));
+    await waitFor(() => c.topics().length === 3, 'snapshots');
+    const errors: KrxError[] = [];
+    c.on('error', (e) => errors.push(e));
+    let refusals = 0;
+    s.resyncError = (t) => {
+      if (t === 'quote.kospi.000010') return refusals++ === 0 ? 'rate_limited' : undefined;
+      return t === 'quote.kospi.000020' ? 'not_found' : undefined;
+    };
+    s.dropNext.add('quote.kospi.000010');
+    s.dropNext.add('quote.kospi.000020');
+    s.tick('quote', 'kospi', m.step(1));
+    s.tick('quote', 'kospi', m.step(1));
+    await waitFor(() => c.snapshot('quote.kospi.000020') === undefined, 'dropped after a final refusal');
+    expect(errors.map((e) => [e.code, e.topic])).toEqual([['not_found', 'quote.kospi.000020']]);
+    // The passing refusal was retried (after about a second) and healed the topic.
+    await waitFor(() => s.ops('resync').filter((r) => r.topic === 'quote.kospi.000010').length === 2, 'retried', 3000);
+    await waitFor(() => c.seq('quote.kospi.000010') === s.store.entry('quote', 'kospi', '000010')!.seq, 'healed');
+    expect(c.snapshot('quote.kospi.000010')).toEqual(s.truth('quote.kospi.000010'));
+  });
+
   it('a checksum mismatch resyncs the topic', async () => {
     const { s, c } = await setup();
     const m = new QuoteMarket(codes(4), 10);

@@ -1,6 +1,7 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AddressInfo } from 'node:net';
 import { CHANNELS, DEFAULT_LIMITS, LIST_CHANNELS, MARKETS, RESOURCES, type Channel, type Market } from '../../src/protocol/constants.js';
+import { ERROR_CODES, type ErrorCode } from '../../src/protocol/errors.js';
 import { ClientMsg } from '../../src/protocol/messages.js';
 import { RESOURCE_PARAMS } from '../../src/protocol/resources.js';
 import { feedOf, parseTopic, topicOf } from '../../src/protocol/topics.js';
@@ -52,6 +53,8 @@ export class FakeServer {
   /** Topics whose next patch frame carries a wrong checksum (to the first session it goes to). */
   readonly corruptNext = new Set<string>();
   getHandler: GetHandler = defaultGet;
+  /** Refuses a resync with this error code (undefined: answer it). */
+  resyncError: (topic: string) => ErrorCode | undefined = () => undefined;
   /** When false, the server reads frames but answers nothing (a hung peer). */
   responsive = true;
   private nextSession = 1;
@@ -179,6 +182,10 @@ export class FakeServer {
         const p = parseTopic(msg.topic);
         const e = p && covers(s, p.channel, p.market, p.code) ? this.store.entry(p.channel, p.market, p.code) : undefined;
         if (!e) return send(s.ws, { type: 'error', id: msg.id, code: 'not_subscribed', message: 'no', retryable: false, topic: msg.topic });
+        const refuse = this.resyncError(msg.topic);
+        if (refuse !== undefined) {
+          return send(s.ws, { type: 'error', id: msg.id, code: refuse, message: 'refused', retryable: ERROR_CODES[refuse].retryable, topic: msg.topic });
+        }
         return s.ws.send(this.store.snapshot(e));
       }
       case 'ping':
