@@ -376,6 +376,13 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
         if (this.live && codes.length > 0) this.resubscribe({ ...plan, codes });
       });
     }
+    if (e.code === 'invalid_code' && plan.codes.length > 1) {
+      // One code (e.g. delisted meanwhile) refuses the whole message: halve until it stands alone.
+      const half = Math.ceil(plan.codes.length / 2);
+      this.resubscribe({ ...plan, codes: plan.codes.slice(0, half) });
+      this.resubscribe({ ...plan, codes: plan.codes.slice(half) });
+      return;
+    }
     subs.remove(plan.channel, plan.market, plan.codes);
     this.stream.prune(plan.channel, plan.market);
     const what = `${feedOf(plan.channel, plan.market)} [${plan.codes.join(',')}]`;

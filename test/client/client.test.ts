@@ -128,6 +128,28 @@ describe('KrxClient against a protocol-v1 server', () => {
     expect(s.ops('resync')).toEqual([]);
   });
 
+  it('a code delisted while away costs only that code: the restore halves the refused subscribe until it stands alone', async () => {
+    const { s, c } = await setup();
+    const m = new QuoteMarket(codes(6), 15);
+    s.tick('quote', 'kospi', m.step(1));
+    await c.subscribe('quote', 'kospi', codes(6));
+    await waitFor(() => c.topics().length === 6, 'snapshots');
+    const errors: KrxError[] = [];
+    c.on('error', (e) => errors.push(e));
+    s.delisted.add('000040');
+    s.terminateAll();
+    await waitFor(() => c.subscriptions()[0]?.codes.length === 5, 'restored without the delisted code');
+    expect(c.subscriptions()[0]!.codes).not.toContain('000040');
+    expect(c.snapshot('quote.kospi.000040')).toBeUndefined();
+    expect(errors.map((e) => e.code)).toEqual(['invalid_code']);
+    expect(errors[0]!.message).toContain('000040');
+    for (let i = 0; i < 5; i++) s.tick('quote', 'kospi', m.step(1));
+    const kept = codes(6).filter((x) => x !== '000040').map((x) => `quote.kospi.${x}`);
+    await waitFor(() => kept.every((t) => c.seq(t) === s.store.entry('quote', 'kospi', t.split('.')[2]!)!.seq), 'kept codes flow');
+    // 6 → 3+3 → (1+2) → (1+1): four refused messages at most besides the accepted ones.
+    expect(s.ops('subscribe').length).toBeLessThanOrEqual(1 + 1 + 2 + 2 + 2);
+  });
+
   it('after a server restart (new epoch) the snapshots replace the rows, even at lower seqs', async () => {
     const { s, c } = await setup();
     const m = new QuoteMarket(codes(5), 8);

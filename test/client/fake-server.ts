@@ -53,6 +53,8 @@ export class FakeServer {
   /** Topics whose next patch frame carries a wrong checksum (to the first session it goes to). */
   readonly corruptNext = new Set<string>();
   getHandler: GetHandler = defaultGet;
+  /** Codes refused by `subscribe` as not listed. */
+  readonly delisted = new Set<string>();
   /** Refuses a resync with this error code (undefined: answer it). */
   resyncError: (topic: string) => ErrorCode | undefined = () => undefined;
   /** When false, the server reads frames but answers nothing (a hung peer). */
@@ -198,7 +200,7 @@ export class FakeServer {
   private subscribe(s: Session, msg: Extract<ClientMsg, { op: 'subscribe' }>): void {
     const channel = msg.channel as Channel;
     const market = msg.market as Market;
-    const bad = msg.codes.find((c) => c.includes('BAD') || (c === '*' && !(LIST_CHANNELS as readonly string[]).includes(channel)));
+    const bad = msg.codes.find((c) => c.includes('BAD') || this.delisted.has(c) || (c === '*' && !(LIST_CHANNELS as readonly string[]).includes(channel)));
     if (bad !== undefined) {
       return send(s.ws, { type: 'error', id: msg.id, code: 'invalid_code', message: `${bad} is not listed`, retryable: false });
     }
