@@ -1,6 +1,7 @@
 /**
  * Regenerates the generated parts of the documentation: the endpoint table
- * of README.md (from src/upstream/catalogue.ts), the error-code table of
+ * and the configuration table of README.md (from src/upstream/catalogue.ts
+ * and src/config/config.ts), the error-code table of
  * docs/PROTOCOL.md and docs/protocol.schema.json (from src/protocol/).
  * Run with `npm run docs`; tests fail when any of them is out of date.
  */
@@ -8,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { catalogueMarkdown, replaceSection } from '../src/upstream/docs.js';
 import { errorTable, protocolJsonSchema } from '../src/protocol/docs.js';
+import { replaceSettings, settingsMarkdown } from '../src/config/docs.js';
 
 function update(relative: string, transform: (before: string) => string): void {
   const path = fileURLToPath(new URL(`../${relative}`, import.meta.url));
@@ -25,6 +27,6 @@ function update(relative: string, transform: (before: string) => string): void {
   }
 }
 
-update('README.md', (s) => replaceSection(s, catalogueMarkdown()));
+update('README.md', (s) => replaceSettings(replaceSection(s, catalogueMarkdown()), settingsMarkdown()));
 update('docs/PROTOCOL.md', (s) => s.replace(/(<!-- errors:start -->\n)[\s\S]*?(<!-- errors:end -->)/, `$1${errorTable()}$2`));
 update('docs/protocol.schema.json', () => `${JSON.stringify(protocolJsonSchema(), null, 2)}\n`);
