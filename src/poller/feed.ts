@@ -192,6 +192,7 @@ export class Feed {
   ): number {
     let firstError: ErrorLike | undefined;
     let drift: string | undefined;
+    const usable: { rows: Row[]; ts: number }[] = [];
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
       if (r.status === 'rejected') {
@@ -203,14 +204,19 @@ export class Feed {
         drift = `schema drift: all ${r.value.dropped} rows unusable`;
         continue;
       }
-      this.publish(rows, r.value.receivedAt);
+      usable.push({ rows, ts: r.value.receivedAt });
     }
+    // A recovered feed says `live` before its first fresh data, so no client sees fresh rows under a stale status.
+    const ok = firstError === undefined && drift === undefined;
+    if (ok) {
+      this.failures = 0;
+      this.lastOkTs = this.ctx.clock.now();
+      this.setState('live', undefined, interval);
+    }
+    for (const u of usable) this.publish(u.rows, u.ts);
     this.ctx.metrics?.cycleTime.observe({ feed: this.key }, (this.ctx.clock.now() - started) / 1000);
     if (firstError) return this.failed(firstError);
     if (drift) return this.failed({ code: 'malformed_body', message: drift });
-    this.failures = 0;
-    this.lastOkTs = this.ctx.clock.now();
-    this.setState('live', undefined, interval);
     return Math.max(0, started + interval - this.ctx.clock.now());
   }
 
