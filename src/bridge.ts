@@ -40,6 +40,8 @@ export interface BridgeOptions {
   readonly staticDir?: string;
   /** Clock, ms epoch; default Date.now. */
   readonly now?: () => number;
+  /** Poller retry timings (tests): after a 401, default 60,000 ms; longest backoff, default 30,000 ms. */
+  readonly poller?: { readonly authRetryMs?: number; readonly maxBackoffMs?: number };
 }
 
 /** Where a started bridge listens. */
@@ -137,6 +139,7 @@ export class Bridge {
       baseMs: c.POLL_BASE_MS,
       idleGraceMs: c.IDLE_GRACE_MS,
       reserve: c.BUDGET_RESERVE,
+      ...this.opts.poller,
     });
     const server = createServer();
     this.server = server;
