@@ -25,12 +25,14 @@ export interface BenchConfig {
   readonly economy: EconomyConfig;
   /** Where the results file goes. */
   readonly out: string;
+  /** Processes to CPU-profile (`--cpu-prof`), profiles written to bench/results/profiles/. */
+  readonly profile: readonly ('server' | 'load')[];
 }
 
 const SEED = 20_240_603;
 const SYMBOLS = 4_500;
 
-const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out'> = {
+const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile'> = {
   mode: 'full',
   fanout: {
     symbols: SYMBOLS,
@@ -51,12 +53,12 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out'> = {
   economy: { measureMs: 30_000, idleMs: 15_000 },
 };
 
-const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out'> = {
+const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile'> = {
   mode: 'quick',
-  fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_400, windows: 3, windowMs: 1_600, drainMs: 800, snapshotProbes: 3 },
+  fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_000, windows: 3, windowMs: 1_200, drainMs: 500, snapshotProbes: 3 },
   connections: { ...FULL.connections, count: 2_000, peers: ['bridge'] },
   cycle: { ...FULL.cycle, warmup: 10, cycles: 30 },
-  economy: { measureMs: 6_000, idleMs: 4_000 },
+  economy: { measureMs: 3_000, idleMs: 2_000 },
 };
 
 /** Usage text of `npm run bench`. */
@@ -66,7 +68,8 @@ export const USAGE = `usage: npm run bench [-- options]
   --peers=a,b          fan-out peers: ${PEERS.join(', ')} (default all)
   --clients=N          fan-out clients (default 2000, quick 400)
   --connections=N      connections scenario size (default 10000, quick 2000)
-  --out=PATH           results file (default bench/results/latest.json)`;
+  --out=PATH           results file (default bench/results/latest.json)
+  --profile=server,load  write V8 CPU profiles of those processes to bench/results/profiles/`;
 
 function list<T extends string>(value: string, allowed: readonly T[], what: string): T[] {
   const items = value.split(',').filter(Boolean);
@@ -89,6 +92,7 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
   let fanout = base.fanout;
   let connections = base.connections;
   let out = 'bench/results/latest.json';
+  let profile: ('server' | 'load')[] = [];
   for (const a of argv) {
     const [k, v = ''] = a.split('=', 2) as [string, string?];
     if (k === '--quick') continue;
@@ -97,7 +101,8 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
     else if (k === '--clients') fanout = { ...fanout, clients: count(v, '--clients') };
     else if (k === '--connections') connections = { ...connections, count: count(v, '--connections') };
     else if (k === '--out' && v) out = v;
+    else if (k === '--profile') profile = list(v || 'server', ['server', 'load'] as const, 'process');
     else throw new Error(`unknown option ${a}\n${USAGE}`);
   }
-  return { ...base, fanout, connections, only, peers, out };
+  return { ...base, fanout, connections, only, peers, out, profile };
 }

@@ -22,6 +22,8 @@ export interface Results {
   mode: 'full' | 'quick';
   startedAt: string;
   durationS?: number;
+  /** Wall time per scenario, s. */
+  timingsS?: Record<string, number>;
   fanout?: Record<string, unknown> | Skipped;
   connections?: Record<string, unknown> | Skipped;
   cycle?: CycleResult | Skipped;
@@ -56,6 +58,7 @@ function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
     ];
   });
   const ratios = f.ratios as Record<string, number> | undefined;
+  const mismatched = cfg.peers.filter((p) => ((f[p] as PeerResult | undefined)?.scanCheck?.mismatches ?? 0) > 0);
   return [
     `fanout: ${num(c.clients)} clients x ${c.topicsPerClient} topics, ${num(c.symbols)} symbols, ${c.changeRatio * 100}% change every ${c.tickMs} ms`,
     `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up; cpu in cores ('!' = load process saturated)`,
@@ -63,6 +66,7 @@ function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
     ratios
       ? `ratios: cpu vs socket.io ${num(ratios.cpuVsSocketio, 2)}, cpu vs floor ${num(ratios.cpuVsFloor, 2)}, p99 vs floor ${num(ratios.p99VsFloor, 2)}`
       : '',
+    ...(mismatched.length ? [`warning: the load's frame scanner disagreed with JSON.parse for ${mismatched.join(', ')} (it fell back to parsing)`] : []),
   ].join('\n');
 }
 

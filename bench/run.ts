@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { cpus, loadavg, platform, totalmem } from 'node:os';
-import { parseArgs, type BenchConfig } from './config.js';
+import { parseArgs, type BenchConfig, type ScenarioName } from './config.js';
 import { Child, canPin } from './lib/child.js';
 import { median } from './lib/stats.js';
+import { summariseDir } from './lib/profile.js';
 import { report, type Results } from './report.js';
 import { runConnections } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
@@ -37,7 +38,11 @@ async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
   for (const peer of cfg.peers) {
     log(`fanout: ${peer}`);
     try {
-      out[peer] = await runFanoutPeer(peer, f, log);
+      const dir = (proc: 'server' | 'load'): string | undefined => (cfg.profile.includes(proc) ? `bench/results/profiles/${peer}-${proc}` : undefined);
+      const dirs = { server: dir('server'), load: dir('load') };
+      for (const d of Object.values(dirs)) if (d) rmSync(d, { recursive: true, force: true });
+      const r = await runFanoutPeer(peer, f, log, dirs);
+      out[peer] = { ...r, ...profiles(peer, dirs) };
     } catch (e) {
       out[peer] = errorOf(e);
       log(`  ${peer} failed: ${(e as Error).message}`);
@@ -63,6 +68,20 @@ async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
         loadClients: f.clients,
       }
     : { skipped: cfg.peers.includes('bridge') ? 'the bridge fan-out run failed' : 'the bridge is not among --peers' };
+}
+
+/** Hot functions of the profiles written for a peer, also logged. */
+function profiles(peer: PeerName, dirs: { server?: string; load?: string }): { profile?: Record<string, unknown> } {
+  const out: Record<string, unknown> = {};
+  for (const [proc, dir] of Object.entries(dirs)) {
+    if (!dir) continue;
+    const s = summariseDir(dir)[0];
+    if (!s) continue;
+    out[proc] = s;
+    log(`  ${peer} ${proc} profile (${s.file}), self time:`);
+    for (const h of s.hot.slice(0, 10)) log(`    ${String(h.pct).padStart(5)}%  ${h.fn}`);
+  }
+  return Object.keys(out).length ? { profile: out } : {};
 }
 
 async function connections(cfg: BenchConfig, results: Results): Promise<void> {
@@ -106,24 +125,24 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const results: Results = { machine: machine(), mode: cfg.mode, startedAt: new Date(t0).toISOString() };
   if (!canPin()) log('note: taskset unavailable or fewer than two cores: server and load are not pinned');
-  if (cfg.only.includes('cycle')) {
+  const timings: Record<string, number> = {};
+  const timed = async (name: ScenarioName, run: () => Promise<void>): Promise<void> => {
+    if (!cfg.only.includes(name)) return;
+    const t = Date.now();
+    await run();
+    timings[name] = Math.round((Date.now() - t) / 100) / 10;
+  };
+  await timed('cycle', async () => {
     log('cycle');
-    try {
-      results.cycle = await inServer<CycleResult>('cycle', cfg.cycle, 300_000);
-    } catch (e) {
-      results.cycle = errorOf(e);
-    }
-  }
-  if (cfg.only.includes('fanout')) await fanout(cfg, results);
-  if (cfg.only.includes('connections')) await connections(cfg, results);
-  if (cfg.only.includes('economy')) {
+    results.cycle = await inServer<CycleResult>('cycle', cfg.cycle, 300_000).catch(errorOf);
+  });
+  await timed('fanout', () => fanout(cfg, results));
+  await timed('connections', () => connections(cfg, results));
+  await timed('economy', async () => {
     log('economy');
-    try {
-      results.economy = await inServer<EconomyResult>('economy', cfg.economy, 300_000);
-    } catch (e) {
-      results.economy = errorOf(e);
-    }
-  }
+    results.economy = await inServer<EconomyResult>('economy', cfg.economy, 300_000).catch(errorOf);
+  });
+  results.timingsS = timings;
   results.machine.loadavgAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
   results.durationS = Math.round((Date.now() - t0) / 100) / 10;
   mkdirSync(dirname(cfg.out), { recursive: true });

@@ -19,6 +19,8 @@ export interface ChildOptions {
   readonly core?: number;
   /** Extra environment. */
   readonly env?: Record<string, string>;
+  /** Directory to write a V8 CPU profile of the whole process to (`--cpu-prof`); none by default. */
+  readonly profileDir?: string;
 }
 
 interface Reply {
@@ -53,7 +55,8 @@ export class Child {
 
   /** Starts the script; stdout and stderr go to this process's stderr. */
   constructor(readonly opts: ChildOptions) {
-    const node = [process.execPath, '--import', 'tsx', '--expose-gc', opts.script];
+    const prof = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [];
+    const node = [process.execPath, ...prof, '--import', 'tsx', '--expose-gc', opts.script];
     const cmd = opts.core !== undefined && canPin() ? ['taskset', '-c', String(opts.core), ...node] : node;
     this.proc = spawn('sh', ['-c', WRAPPER, 'sh', ...cmd], {
       stdio: ['ignore', process.stderr, process.stderr, 'ipc'],

@@ -192,3 +192,29 @@ export class SeqTracker {
     return missing;
   }
 }
+
+/** Latency percentiles of a window, ms. */
+export interface LatencySummary {
+  readonly count: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly max: number;
+  readonly mean: number;
+  readonly negative: number;
+}
+
+/** The percentiles of a histogram (NaN when empty). */
+export function summarise(h: LatencyHistogram): LatencySummary {
+  return {
+    count: h.count,
+    p50: h.percentile(50),
+    p90: h.percentile(90),
+    p99: h.percentile(99),
+    p999: h.percentile(99.9),
+    max: h.count ? h.max : NaN,
+    mean: h.mean,
+    negative: h.negative,
+  };
+}

@@ -1,17 +1,27 @@
 import WebSocket from 'ws';
 import { io, type Socket } from 'socket.io-client';
-import { marketTopics, wallMs } from '../lib/market.js';
-import { LatencyHistogram, SeqTracker, emptyTotals, type ContinuityTotals } from '../lib/stats.js';
+import { FEED, marketTopics, wallMs } from '../lib/market.js';
+import { LatencyHistogram, SeqTracker, emptyTotals, summarise, type ContinuityTotals, type LatencySummary } from '../lib/stats.js';
+import { bounded } from '../lib/bounded.js';
 import { clientSymbols, type SubsLayout } from '../lib/subs.js';
 import type { PeerName } from '../server/peer.js';
+import { TopicSlots, scanUpdates, type FrameSink } from './scan.js';
 
 /**
  * The load generator's clients: N connections to one peer in this
  * process, each subscribed to its layout's topics, checking every
- * update's `seq` and recording its latency. Kept cheap: one `JSON.parse`
- * per frame (socket.io-client parses its own packets), one clock read per
- * frame, no other allocation per update.
+ * update's `seq` and recording its latency. Kept cheap: frames of
+ * updates are scanned rather than parsed (see scan.ts; one frame in
+ * `VERIFY_EVERY` is also parsed with `JSON.parse` and compared, and any
+ * difference turns scanning off), one clock read per frame, no allocation
+ * per update. socket.io-client parses its own packets.
  */
+
+/** One scanned frame in this many is checked against `JSON.parse`. */
+export const VERIFY_EVERY = 64;
+
+/** How long a subscription may take to be confirmed before its client counts as failed, ms. */
+const SUBSCRIBE_TIMEOUT_MS = 60_000;
 
 /** What a client reads off a message; every peer's messages carry these. */
 interface Msg {
@@ -27,8 +37,11 @@ interface Msg {
 interface Client {
   readonly symbols: Int32Array;
   readonly tracker: SeqTracker;
+  readonly sink: FrameSink;
   ws?: WebSocket;
   sio?: Socket;
+  /** The connection opened (a failed one is not subscribed). */
+  open: boolean;
   /** Snapshots still owed before the subscription counts as done (bridge). */
   owed: number;
   acked: boolean;
@@ -67,14 +80,22 @@ export class LoadPool {
   /** Error messages received, and the last one. */
   errors = 0;
   lastError = '';
-  private readonly slot = new Map<string, number>();
+  /** Scanned frames checked against JSON.parse, and how many disagreed. */
+  verified = 0;
+  scanMismatches = 0;
+  private scanning = true;
+  private scannedFrames = 0;
+  private now = 0;
+  // The frame being scanned, for messages the scanner hands back by range.
+  private frame: Buffer = Buffer.alloc(0);
+  private readonly slots: TopicSlots;
   private readonly topics: readonly string[];
   private readonly clients: Client[] = [];
 
   /** A pool for `target`; nothing connects until `connect`. */
   constructor(readonly target: Target) {
     this.topics = marketTopics(target.symbols, target.seed);
-    this.topics.forEach((t, i) => this.slot.set(t, i));
+    this.slots = new TopicSlots(this.topics, `${FEED.channel}.${FEED.market}.`);
   }
 
   /** The URL clients connect to. */
@@ -89,15 +110,14 @@ export class LoadPool {
    */
   async connect(layout: SubsLayout, concurrency: number): Promise<ConnectResult> {
     for (let c = 0; c < layout.clients; c++) {
-      const symbols = clientSymbols(layout, c);
-      this.clients.push({ symbols, tracker: new SeqTracker(this.target.symbols, this.totals), owed: 0, acked: false });
+      this.clients.push(this.client(clientSymbols(layout, c)));
     }
     let failed = 0;
     const t0 = performance.now();
     await bounded(this.clients, concurrency, (c) => this.open(c).catch(() => void failed++));
     const t1 = performance.now();
     await bounded(
-      this.clients.filter((c) => c.ws !== undefined || c.sio !== undefined),
+      this.clients.filter((c) => c.open),
       concurrency,
       (c) => this.subscribe(c).catch(() => void failed++),
     );
@@ -106,10 +126,19 @@ export class LoadPool {
   }
 
   /** Cumulative figures; the latency histogram covers the time since the previous mark and is reset. */
-  mark(): { received: number; snapshots: number; frames: number; errors: number; totals: ContinuityTotals; latency: LatencySummary } {
+  mark(): LoadCounts {
     const latency = summarise(this.latency);
     this.latency.reset();
-    return { received: this.received, snapshots: this.snapshots, frames: this.frames, errors: this.errors, totals: { ...this.totals }, latency };
+    return {
+      received: this.received,
+      snapshots: this.snapshots,
+      frames: this.frames,
+      errors: this.errors,
+      verified: this.verified,
+      scanMismatches: this.scanMismatches,
+      totals: { ...this.totals },
+      latency,
+    };
   }
 
   /** Updates published (final seq per symbol) but not received by some subscriber. */
@@ -133,11 +162,15 @@ export class LoadPool {
       const s = io(this.url, { transports: ['websocket'], forceNew: true, reconnection: false, timeout: 60_000 });
       c.sio = s;
       s.on('m', (m: Msg) => {
+        this.now = wallMs();
         this.frames++;
-        this.onMsg(c, m, wallMs());
+        this.onMsg(c, m);
       });
       return new Promise((resolve, reject) => {
-        s.once('connect', () => resolve());
+        s.once('connect', () => {
+          c.open = true;
+          resolve();
+        });
         s.once('connect_error', (e) => reject(e));
       });
     }
@@ -145,14 +178,23 @@ export class LoadPool {
     c.ws = ws;
     ws.on('message', (data: Buffer) => this.onFrame(c, data));
     return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve());
+      ws.once('open', () => {
+        c.open = true;
+        resolve();
+      });
       ws.once('error', (e) => reject(e));
     });
   }
 
   private subscribe(c: Client): Promise<void> {
-    const topics = Array.from(c.symbols, (i) => this.topicOfSlot(i));
-    const done = new Promise<void>((resolve) => (c.done = resolve));
+    const topics = Array.from(c.symbols, (i) => this.topics[i]!);
+    const done = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('subscription not confirmed')), SUBSCRIBE_TIMEOUT_MS);
+      c.done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
     if (this.target.peer === 'bridge') {
       for (const i of c.symbols) c.tracker.baseline(i, 0);
       c.owed = topics.length;
@@ -167,45 +209,104 @@ export class LoadPool {
     return done;
   }
 
-  private topicOfSlot(i: number): string {
-    return this.topics[i]!;
-  }
-
   private acked(c: Client): void {
     c.acked = true;
     if (c.owed <= 0) c.done?.();
   }
 
-  private onFrame(c: Client, data: Buffer): void {
-    const now = wallMs();
-    this.frames++;
-    const v = JSON.parse(data.toString()) as Msg | Msg[];
-    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) this.onMsg(c, v[i]!, now);
-    else this.onMsg(c, v, now);
+  private client(symbols: Int32Array): Client {
+    const c: Client = {
+      symbols,
+      tracker: new SeqTracker(this.target.symbols, this.totals),
+      open: false,
+      owed: 0,
+      acked: false,
+      sink: {
+        patch: (slot, seq, ts) => this.onPatch(c, slot, seq, ts),
+        snapshot: (slot, seq) => this.onSnapshot(c, slot, seq),
+        unknown: () => void this.totals.unexpected++,
+        other: (start, end) => this.onMsg(c, JSON.parse(this.frame.toString('utf8', start, end)) as Msg),
+      },
+    };
+    return c;
   }
 
-  private onMsg(c: Client, m: Msg, now: number): void {
-    switch (m.type) {
-      case 'patch': {
-        const slot = this.slot.get(m.topic!);
-        if (slot === undefined) {
-          this.totals.unexpected++;
+  private onFrame(c: Client, data: Buffer): void {
+    this.now = wallMs();
+    this.frames++;
+    if (this.scanning) {
+      const text = data.toString('latin1');
+      this.frame = data;
+      if (++this.scannedFrames % VERIFY_EVERY !== 0) {
+        if (scanUpdates(text, this.slots, c.sink) > 0) return;
+      } else {
+        const msgs = this.verify(text, data);
+        if (msgs) {
+          for (const m of msgs) this.onMsg(c, m);
           return;
         }
-        c.tracker.update(slot, m.seq!);
-        this.received++;
-        this.latency.record(now - m.ts!);
-        return;
       }
+    }
+    const v = JSON.parse(data.toString()) as Msg | Msg[];
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) this.onMsg(c, v[i]!);
+    else this.onMsg(c, v);
+  }
+
+  /**
+   * Scans a frame into a recorder and compares it with what JSON.parse
+   * makes of it; returns the parsed messages (undefined when the scanner
+   * found no message, and the frame is left to the plain parse).
+   */
+  private verify(text: string, data: Buffer): Msg[] | undefined {
+    type Rec = [string, number, number, number];
+    const seen: Rec[] = [];
+    const n = scanUpdates(text, this.slots, {
+      patch: (slot, seq, ts) => seen.push(['patch', slot, seq, ts]),
+      snapshot: (slot, seq) => seen.push(['snapshot', slot, seq, 0]),
+      unknown: () => seen.push(['unknown', -1, -1, 0]),
+      other: () => seen.push(['other', -1, -1, 0]),
+    });
+    if (n === 0) return undefined;
+    const v = JSON.parse(data.toString()) as Msg | Msg[];
+    const msgs = Array.isArray(v) ? v : [v];
+    const parsed = msgs.map((m): Rec => {
+      if (m.type !== 'patch' && m.type !== 'snapshot') return ['other', -1, -1, 0];
+      return [m.type, this.slots.get(m.topic ?? ''), m.seq ?? -1, m.type === 'patch' ? (m.ts ?? NaN) : 0];
+    });
+    this.verified++;
+    const same =
+      seen.length === parsed.length &&
+      seen.every((a, i) => {
+        const b = parsed[i]!;
+        return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && Math.abs(a[3] - b[3]) < 1e-6;
+      });
+    if (!same) {
+      this.scanMismatches++;
+      this.scanning = false;
+    }
+    return msgs;
+  }
+
+  private onPatch(c: Client, slot: number, seq: number, ts: number): void {
+    c.tracker.update(slot, seq);
+    this.received++;
+    this.latency.record(this.now - ts);
+  }
+
+  private onSnapshot(c: Client, slot: number, seq: number): void {
+    c.tracker.snapshot(slot, seq);
+    this.snapshots++;
+    if (--c.owed === 0 && c.acked) c.done?.();
+  }
+
+  private onMsg(c: Client, m: Msg): void {
+    switch (m.type) {
+      case 'patch':
       case 'snapshot': {
-        const slot = this.slot.get(m.topic!);
-        if (slot === undefined) {
-          this.totals.unexpected++;
-          return;
-        }
-        c.tracker.snapshot(slot, m.seq!);
-        this.snapshots++;
-        if (--c.owed === 0 && c.acked) c.done?.();
+        const slot = this.slots.get(m.topic ?? '');
+        if (slot < 0) this.totals.unexpected++;
+        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, m.ts!);
+        else this.onSnapshot(c, slot, m.seq!);
         return;
       }
       case 'subscribed':
@@ -225,37 +326,14 @@ export class LoadPool {
   }
 }
 
-/** Latency percentiles of a window, ms. */
-export interface LatencySummary {
-  readonly count: number;
-  readonly p50: number;
-  readonly p90: number;
-  readonly p99: number;
-  readonly p999: number;
-  readonly max: number;
-  readonly mean: number;
-  readonly negative: number;
-}
-
-/** The percentiles of a histogram (NaN when empty). */
-export function summarise(h: LatencyHistogram): LatencySummary {
-  return {
-    count: h.count,
-    p50: h.percentile(50),
-    p90: h.percentile(90),
-    p99: h.percentile(99),
-    p999: h.percentile(99.9),
-    max: h.count ? h.max : NaN,
-    mean: h.mean,
-    negative: h.negative,
-  };
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-export async function bounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+/** Cumulative counters of a pool. */
+export interface LoadCounts {
+  readonly received: number;
+  readonly snapshots: number;
+  readonly frames: number;
+  readonly errors: number;
+  readonly verified: number;
+  readonly scanMismatches: number;
+  readonly totals: ContinuityTotals;
+  readonly latency: LatencySummary;
 }

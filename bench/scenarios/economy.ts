@@ -91,7 +91,7 @@ export async function runEconomy(cfg: EconomyConfig): Promise<EconomyResult> {
     const mix = economyMix(list('kospi'), list('kosdaq'));
     for (const subs of mix) clients.push(await subscribe(addr.wsUrl, subs));
     // Let every feed reach its steady cadence before counting.
-    await sleep(2_500);
+    await sleep(2_000);
     await stats(simUrl, true);
     const t0 = performance.now();
     await sleep(cfg.measureMs);
@@ -103,7 +103,8 @@ export async function runEconomy(cfg: EconomyConfig): Promise<EconomyResult> {
       return { feed, codes: m.codes, callsPerCycle: m.calls, intervalMs, minimumCallsPerMin: (m.calls * 60_000) / intervalMs };
     });
     for (const ws of clients) ws.close();
-    await sleep(IDLE_GRACE_MS + 2 * Math.max(...feeds.map((f) => f.intervalMs).filter(Number.isFinite), 1_000));
+    // Past the idle grace plus one interval, any feed still polling is a feed that should have stopped.
+    await sleep(IDLE_GRACE_MS + Math.max(...feeds.map((f) => f.intervalMs).filter(Number.isFinite), 1_000) + 500);
     await stats(simUrl, true);
     await sleep(cfg.idleMs);
     const idle = realtimeCalls(await stats(simUrl));

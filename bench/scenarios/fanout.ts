@@ -4,7 +4,8 @@ import { busyCores, machineCpu, type MachineCpu } from '../lib/procstat.js';
 import { median } from '../lib/stats.js';
 import type { SubsLayout } from '../lib/subs.js';
 import type { ContinuityTotals } from '../lib/stats.js';
-import type { LatencySummary } from '../load/pool.js';
+import type { LoadCounts } from '../load/pool.js';
+import type { LatencySummary } from '../lib/stats.js';
 import type { ServerMark } from '../server/main.js';
 import type { PeerName } from '../server/peer.js';
 import type { SnapshotProbe } from '../load/snapshot.js';
@@ -77,18 +78,17 @@ export interface PeerResult {
   readonly loadSaturated: boolean;
   readonly connect: { openMs: number; subscribeMs: number; failed: number };
   readonly continuity: ContinuityTotals & { tailLost: number; unexpected: number };
+  /** Frames the load scanned and also parsed in full to check the scan, and how many disagreed (must be 0). */
+  readonly scanCheck: { verifiedFrames: number; mismatches: number };
   readonly measurement: { warmupMs: number; windows: number; windowMs: number; statistic: 'median' };
   readonly peerStats: Record<string, number>;
   readonly windows: Window[];
   readonly snapshotProbes?: SnapshotProbe[];
 }
 
-interface LoadMark {
+interface LoadMark extends LoadCounts {
   readonly cpuUs: number;
   readonly wallMs: number;
-  readonly received: number;
-  readonly totals: ContinuityTotals;
-  readonly latency: LatencySummary;
 }
 
 const SERVER = 'bench/server/main.ts';
@@ -101,10 +101,16 @@ export function layoutOf(cfg: FanoutConfig): SubsLayout {
   return { seed: cfg.seed, clients: cfg.clients, topicsPerClient: cfg.topicsPerClient, symbols: cfg.symbols };
 }
 
+/** Where to write CPU profiles of a run's processes (none by default). */
+export interface ProfileDirs {
+  readonly server?: string;
+  readonly load?: string;
+}
+
 /** Runs one peer through the fan-out scenario. */
-export async function runFanoutPeer(peer: PeerName, cfg: FanoutConfig, log: (s: string) => void): Promise<PeerResult> {
-  const server = new Child({ name: `server(${peer})`, script: SERVER, core: 0 });
-  const load = new Child({ name: `load(${peer})`, script: LOAD, core: 1 });
+export async function runFanoutPeer(peer: PeerName, cfg: FanoutConfig, log: (s: string) => void, profile: ProfileDirs = {}): Promise<PeerResult> {
+  const server = new Child({ name: `server(${peer})`, script: SERVER, core: 0, ...(profile.server ? { profileDir: profile.server } : {}) });
+  const load = new Child({ name: `load(${peer})`, script: LOAD, core: 1, ...(profile.load ? { profileDir: profile.load } : {}) });
   try {
     const layout = layoutOf(cfg);
     const { port } = await server.request<{ port: number }>('start', {
@@ -141,7 +147,8 @@ export async function runFanoutPeer(peer: PeerName, cfg: FanoutConfig, log: (s: 
     await sleep(cfg.drainMs);
     const fin = await load.request<{ tailLost: number; totals: ContinuityTotals }>('finish', { seqs });
     const peerStats = await server.request<Record<string, number>>('stats');
-    return summarise(cfg, windows, conn, fin, peerStats, snapshotProbes);
+    const scanCheck = { verifiedFrames: prev.l.verified, mismatches: prev.l.scanMismatches };
+    return summarise(cfg, windows, conn, fin, peerStats, scanCheck, snapshotProbes);
   } finally {
     await Promise.all([load.close(), server.close()]);
   }
@@ -191,6 +198,7 @@ function summarise(
   conn: { openMs: number; subscribeMs: number; failed: number },
   fin: { tailLost: number; totals: ContinuityTotals },
   peerStats: Record<string, number>,
+  scanCheck: { verifiedFrames: number; mismatches: number },
   snapshotProbes: SnapshotProbe[] | undefined,
 ): PeerResult {
   const med = (f: (w: Window) => number): number => median(windows.map(f));
@@ -209,6 +217,7 @@ function summarise(
     loadSaturated: loadCpu >= 0.9,
     connect: { openMs: conn.openMs, subscribeMs: conn.subscribeMs, failed: conn.failed },
     continuity: { ...fin.totals, tailLost: fin.tailLost },
+    scanCheck,
     measurement: { warmupMs: cfg.warmupMs, windows: cfg.windows, windowMs: cfg.windowMs, statistic: 'median' },
     peerStats,
     windows,

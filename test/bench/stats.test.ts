@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LatencyHistogram, SeqTracker, emptyTotals, median, percentile } from '../../bench/lib/stats.js';
+import { LatencyHistogram, SeqTracker, emptyTotals, median, percentile, summarise } from '../../bench/lib/stats.js';
 
 describe('percentile', () => {
   it('interpolates between closest ranks', () => {
@@ -120,5 +120,19 @@ describe('SeqTracker', () => {
     // a misses 3 and 4 of slot 0; b misses the same; slot 1 is nobody's.
     expect(a.tailLoss((i) => final[i]!)).toBe(2);
     expect(b.tailLoss((i) => final[i]!)).toBe(2);
+  });
+});
+
+describe('summarise', () => {
+  it('gives NaN figures for an empty window and percentiles otherwise', () => {
+    const h = new LatencyHistogram();
+    expect(summarise(h)).toMatchObject({ count: 0, p50: NaN, max: NaN });
+    h.record(2);
+    h.record(4);
+    const s = summarise(h);
+    expect(s.count).toBe(2);
+    expect(s.max).toBe(4);
+    expect(s.mean).toBe(3);
+    expect(s.p50).toBeCloseTo(2, 1);
   });
 });

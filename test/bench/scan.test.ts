@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { TopicSlots, scanUpdates, type FrameSink } from '../../bench/load/scan.js';
+
+const slots = new TopicSlots(['quote.kospi.000020', 'quote.kospi.005930', 'quote.kospi.A0001X'], 'quote.kospi.');
+
+function record(text: string): { n: number; seen: unknown[] } {
+  const seen: unknown[] = [];
+  const sink: FrameSink = {
+    patch: (slot, seq, ts) => seen.push(['patch', slot, seq, ts]),
+    snapshot: (slot, seq) => seen.push(['snapshot', slot, seq]),
+    unknown: () => seen.push(['unknown']),
+    other: (start, end) => seen.push(['other', JSON.parse(text.slice(start, end))]),
+  };
+  return { n: scanUpdates(text, slots, sink), seen };
+}
+
+describe('TopicSlots', () => {
+  it('resolves six-digit codes by index and other topics by map', () => {
+    const t = 'x"quote.kospi.005930"';
+    expect(slots.at(t, 2, 20)).toBe(1);
+    expect(slots.get('quote.kospi.A0001X')).toBe(2);
+    const u = '"quote.kospi.A0001X"';
+    expect(slots.at(u, 1, 19)).toBe(2);
+    expect(slots.at('"quote.kospi.999999"', 1, 19)).toBe(-1);
+    expect(slots.get('quote.kosdaq.000020')).toBe(-1);
+  });
+});
+
+describe('scanUpdates', () => {
+  it('reads a batch of bridge messages as JSON.parse would', () => {
+    const frame = JSON.stringify([
+      { type: 'patch', topic: 'quote.kospi.000020', seq: 12, ts: 1712345678901.125, ops: [{ op: 'replace', path: '/trdPrc', value: 5 }], crc: 7 },
+      { type: 'snapshot', topic: 'quote.kospi.005930', seq: 3, ts: 1712345678000, data: { isuSrtCd: '005930', seq: 99 }, crc: 1 },
+      { type: 'patch', topic: 'quote.kospi.A0001X', seq: 1, ts: 1712345678902, ops: [], crc: 0 },
+    ]);
+    const { n, seen } = record(frame);
+    expect(n).toBe(3);
+    expect(seen).toEqual([
+      ['patch', 0, 12, expect.closeTo(1712345678901.125, 6)],
+      ['snapshot', 1, 3],
+      ['patch', 2, 1, 1712345678902],
+    ]);
+  });
+
+  it('reads a single message frame', () => {
+    const { seen } = record('{"type":"patch","topic":"quote.kospi.005930","seq":7,"ts":5.5,"ops":[]}');
+    expect(seen).toEqual([['patch', 1, 7, 5.5]]);
+  });
+
+  it('reports unknown topics and messages missing a field', () => {
+    const { seen } = record(
+      '[{"type":"patch","topic":"quote.kospi.123456","seq":1,"ts":1},{"type":"patch","topic":"quote.kospi.000020"},{"type":"patch","topic":"quote.kospi.000020","seq":"x","ts":1}]',
+    );
+    expect(seen).toEqual([['unknown'], ['unknown'], ['unknown']]);
+  });
+});
+
+describe('other messages', () => {
+  it('hands each one back by its range, updates around it still scanned', () => {
+    const { n, seen } = record(
+      '[{"type":"subscribed","id":1,"topics":["quote.kospi.*"]},{"type":"snapshot","topic":"quote.kospi.000020","seq":1,"ts":2,"data":{},"crc":0},{"type":"status","market":"kospi","channel":"quote","state":"live","intervalMs":1000,"ts":3}]',
+    );
+    expect(n).toBe(3);
+    expect(seen).toEqual([
+      ['other', { type: 'subscribed', id: 1, topics: ['quote.kospi.*'] }],
+      ['snapshot', 0, 1],
+      ['other', { type: 'status', market: 'kospi', channel: 'quote', state: 'live', intervalMs: 1000, ts: 3 }],
+    ]);
+  });
+
+  it('hands back a single non-update frame whole, and finds nothing in a frame without a type', () => {
+    expect(record('{"type":"welcome","version":"1"}').seen).toEqual([['other', { type: 'welcome', version: '1' }]]);
+    expect(record('{"ok":50}')).toEqual({ n: 0, seen: [] });
+  });
+});
