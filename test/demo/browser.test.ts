@@ -1,0 +1,204 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDemo, type BuiltFile } from '../../scripts/build-demo.js';
+import { Bridge } from '../../src/bridge.js';
+import { defaultConfig } from '../../src/config/config.js';
+import { RESULTS_DIR, launchChromium } from './chromium.js';
+
+/**
+ * The demo page in Chromium against a real bridge and its simulator: the
+ * board streams, search adds a symbol, the book shows 10 levels a side, the
+ * chart draws, the health panel shows the connection, feeds and budget; and
+ * screenshots at desktop and phone widths (test-results/demo-*.png, copied
+ * to docs/ by hand).
+ */
+
+let outDir: string;
+let built: BuiltFile[];
+let bridge: Bridge;
+let url: string;
+let browser: Browser;
+let page: Page;
+/** Uncaught exceptions of the pages under test. */
+const pageErrors: string[] = [];
+
+function watch(p: Page): Page {
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  return p;
+}
+
+beforeAll(async () => {
+  outDir = await mkdtemp(join(tmpdir(), 'krx-demo-'));
+  built = await buildDemo({ outDir, sourcemap: false });
+  bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000 }), { staticDir: outDir });
+  url = (await bridge.start()).url;
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  watch(page);
+  await page.goto(`${url}/`);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await bridge?.stop();
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+/** The board's codes and their displayed last prices, in display order. */
+async function boardPrices(p: Page): Promise<[string, string][]> {
+  return p.$$eval('#board tbody tr', (rows) => rows.map((r) => [(r as HTMLElement).dataset.code ?? '', r.querySelector('.col-price')?.textContent ?? '']));
+}
+
+/** Waits until a freshly opened page shows a full book and a drawn chart. */
+async function loaded(p: Page): Promise<void> {
+  await p.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 10_000 });
+  await p.waitForFunction(() => Number(document.querySelector('#chart')?.getAttribute('data-bars')) > 0, undefined, { timeout: 10_000 });
+}
+
+const priced = (text: string) => /^\d{1,3}(,\d{3})*$/.test(text);
+
+describe('the demo page', () => {
+  it('is a lean build: page, app, styles, SDK bundle and the minimal example', () => {
+    const size = Object.fromEntries(built.map((f) => [f.file, f.bytes]));
+    expect(Object.keys(size).sort()).toEqual(['app.css', 'app.js', 'examples/minimal.html', 'index.html', 'sdk/krx-client.js']);
+    expect(size['sdk/krx-client.js']).toBeLessThan(40_000);
+    expect(size['app.js']).toBeLessThan(300_000);
+  });
+
+  it('streams prices onto the board: ten KOSPI large caps, prices changing within seconds', async () => {
+    await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 10);
+    await expect.poll(async () => (await boardPrices(page)).every(([, p]) => priced(p)), { timeout: 10_000 }).toBe(true);
+    const first = new Map(await boardPrices(page));
+    expect([...first.keys()]).toEqual(['005930', '000660', '373220', '207940', '005380', '000270', '035420', '068270', '105560', '069500']);
+    await expect
+      .poll(async () => (await boardPrices(page)).filter(([code, p]) => first.get(code) !== p).length, { timeout: 10_000, interval: 250 })
+      .toBeGreaterThan(0);
+    const names = await page.$$eval('#board .sym-name', (els) => els.map((e) => e.textContent));
+    expect(names[0]).toBe('삼성전자');
+    const colour = await page.$eval('#board tbody tr .col-price', (td) => td.className);
+    expect(colour).toMatch(/\b(up|down|flat)\b/);
+  });
+
+  it('sorts by a column when its header is clicked', async () => {
+    await page.click('#board th.col-price button');
+    expect(await page.getAttribute('#board th.col-price', 'aria-sort')).toBe('descending');
+    await page.waitForTimeout(100);
+    const prices = (await boardPrices(page)).map(([, p]) => Number(p.replace(/,/g, '')));
+    expect(prices).toEqual([...prices].sort((a, b) => b - a));
+    await page.click('#board th.col-name button');
+    expect(await page.getAttribute('#board th.col-name', 'aria-sort')).toBe('ascending');
+  });
+
+  it('adds a symbol found by name (click) and one typed by code (Enter); both get prices', async () => {
+    await page.fill('#search', '동화약품');
+    const option = page.locator('#matches li[data-code="000020"]');
+    await option.waitFor({ timeout: 5000 });
+    expect(await page.getAttribute('#search', 'aria-expanded')).toBe('true');
+    await option.click();
+    await page.locator('#board tbody tr[data-code="000020"]').waitFor();
+    await page.fill('#search', '000050');
+    await page.press('#search', 'Enter');
+    await page.locator('#board tbody tr[data-code="000050"]').waitFor({ timeout: 5000 });
+    for (const code of ['000020', '000050']) {
+      await expect.poll(() => page.textContent(`#board tr[data-code="${code}"] .col-price`), { timeout: 10_000 }).toMatch(/^\d{1,3}(,\d{3})*$/);
+    }
+    expect(await page.textContent('#board tr[data-code="000020"] .sym-name')).toBe('동화약품');
+    expect(await page.textContent('#board tr[data-code="000050"] .sym-name')).toBe('경방');
+    expect(await page.getAttribute('#board tr[data-code="000050"]', 'class')).toContain('selected');
+  });
+
+  it('shows the selected symbol: 10 book levels a side with bars, and a drawn intraday chart', async () => {
+    await page.click('#board tr[data-code="000660"] .sym');
+    await page.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 10_000 });
+    const asks = await page.$$eval('#book .ask-row .p', (els) => els.map((e) => e.textContent ?? '').filter((t) => t !== ''));
+    const bids = await page.$$eval('#book .bid-row .p', (els) => els.map((e) => e.textContent ?? '').filter((t) => t !== ''));
+    expect(asks).toHaveLength(10);
+    expect(bids).toHaveLength(10);
+    const num = (s: string) => Number(s.replace(/,/g, ''));
+    expect(num(asks[asks.length - 1]!)).toBeGreaterThan(num(bids[0]!));
+    expect(await page.textContent('#book .ask-total')).toMatch(/^\d{1,3}(,\d{3})*$/);
+    const bars = await page.$$eval('#book .bar', (els) => els.filter((e) => (e as HTMLElement).style.transform !== 'scaleX(0.0000)').length);
+    expect(bars).toBeGreaterThan(10);
+    expect(await page.textContent('#chart-title')).toContain('000660');
+    await page.waitForFunction(() => Number(document.querySelector('#chart')?.getAttribute('data-bars')) > 0, undefined, { timeout: 10_000 });
+    const inked = await page.$$eval('#chart canvas', (canvases) =>
+      canvases.map((c) => {
+        const cv = c as HTMLCanvasElement;
+        const ctx = cv.getContext('2d');
+        if (!ctx || cv.width === 0 || cv.height === 0) return 0;
+        const px = ctx.getImageData(0, 0, cv.width, cv.height).data;
+        let n = 0;
+        for (let i = 0; i < px.length; i += 4) if (px[i + 3]! > 0 && (px[i]! > 150 || px[i + 2]! > 150)) n++;
+        return n;
+      }),
+    );
+    // Red and blue candle pixels, not just the grid.
+    expect(Math.max(...inked)).toBeGreaterThan(200);
+  });
+
+  it('shows the connection, the feeds and the call budget', async () => {
+    await page.waitForSelector('#conn[data-state="open"]');
+    expect(await page.textContent('#conn')).toContain('Live');
+    await page.waitForSelector('#health li[data-feed="price.kospi"][data-state="live"]', { timeout: 10_000 });
+    await page.waitForSelector('#health li[data-feed="book.kospi"][data-state="live"]', { timeout: 10_000 });
+    expect(await page.textContent('#health li[data-feed="price.kospi"] .feed-interval')).toMatch(/^\d+(\.\d)? (s|ms)$/);
+    await expect.poll(() => page.textContent('#health .budget-remaining'), { timeout: 10_000 }).toMatch(/^[\d,]+ of 1,000,000 calls left$/);
+    expect(await page.textContent('#health .budget-interval')).toMatch(/^\d/);
+    expect(await page.textContent('#health')).toMatch(/resets 09:00 KST/);
+  });
+
+  it('switches to KOSDAQ: its large caps, priced, and the KOSPI feeds released', async () => {
+    await page.click('button[data-market][value="kosdaq"]');
+    await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 5);
+    await expect.poll(async () => (await boardPrices(page)).every(([, p]) => priced(p)), { timeout: 10_000 }).toBe(true);
+    expect((await boardPrices(page)).map(([c]) => c).sort()).toEqual(['028300', '086520', '247540', '263750', '293490']);
+    await page.waitForSelector('#health li[data-feed="price.kosdaq"][data-state="live"]', { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 10_000 });
+    const status = (await (await fetch(`${url}/status`)).json()) as { subscribers: Record<string, { sessions: number } | undefined> };
+    expect(status.subscribers['price.kosdaq']?.sessions).toBe(1);
+    expect(status.subscribers['price.kospi']?.sessions ?? 0).toBe(0);
+    expect(status.subscribers['book.kospi']?.sessions ?? 0).toBe(0);
+    await page.click('button[data-market][value="kospi"]');
+    await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 12);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('saves screenshots at desktop and phone widths', async () => {
+    // A fresh page each, alone on the bridge, so the pictures show what a new visitor sees.
+    await page.close();
+    await new Promise((r) => setTimeout(r, 1500)); // past IDLE_GRACE_MS, so its feeds are released
+    const desktop = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const fresh = watch(await desktop.newPage());
+      await fresh.goto(`${url}/`);
+      await loaded(fresh);
+      // At 1280×800 the whole page fits the window: no page scrolling.
+      expect(await fresh.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(800);
+      await fresh.waitForTimeout(2000);
+      await fresh.screenshot({ path: join(RESULTS_DIR, 'demo-desktop.png') });
+    } finally {
+      await desktop.close();
+    }
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 1 });
+    try {
+      const phone = watch(await ctx.newPage());
+      await phone.goto(`${url}/`);
+      await loaded(phone);
+      // Stacked: the board above the chart above the book, each full width.
+      const box = async (sel: string) => (await phone.locator(sel).boundingBox())!;
+      const [board, chart, book] = [await box('.board-panel'), await box('.chart-panel'), await box('.book-panel')];
+      expect(board.y + board.height).toBeLessThanOrEqual(chart.y);
+      expect(chart.y + chart.height).toBeLessThanOrEqual(book.y);
+      expect(book.width).toBeGreaterThan(340);
+      expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await phone.waitForTimeout(1000);
+      await phone.screenshot({ path: join(RESULTS_DIR, 'demo-phone.png'), fullPage: true });
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
+  });
+});

@@ -1,0 +1,234 @@
+import { describe, expect, it } from 'vitest';
+import type { BookRow, IntradayRow, PriceRow } from '../../src/client/index.js';
+import { CandleBook, candlesOf } from '../../src/demo/bars.js';
+import { compareValues, sortValue } from '../../src/demo/board.js';
+import { ladder, priceDirection } from '../../src/demo/book.js';
+import {
+  changePct,
+  chartTime,
+  direction,
+  fmtCompact,
+  fmtDuration,
+  fmtInt,
+  fmtPct,
+  fmtSigned,
+  fmtTime,
+  isoDate,
+  kstClock,
+  kstDate,
+  secsOfTime,
+} from '../../src/demo/format.js';
+import { budgetSummary } from '../../src/demo/status.js';
+import { Watchlist } from '../../src/demo/watchlist.js';
+
+/** Pure parts of the demo page: formatting, candles, the ladder, sorting, the budget and the watchlist. */
+
+describe('formatting', () => {
+  it('writes numbers with separators and signs', () => {
+    expect(fmtInt(1234567)).toBe('1,234,567');
+    expect(fmtInt(null)).toBe('–');
+    expect(fmtSigned(1200)).toBe('+1,200');
+    expect(fmtSigned(-300)).toBe('-300');
+    expect(fmtSigned(0)).toBe('0');
+    expect(fmtPct(1.234)).toBe('+1.23%');
+    expect(fmtPct(-0.5)).toBe('-0.50%');
+    expect(fmtPct(undefined)).toBe('–');
+    expect(fmtCompact(143_841_595_300)).toBe('143.8B');
+    expect(fmtCompact(1_389_960_975_375)).toBe('1.4T');
+    expect(fmtCompact(62_200_000)).toBe('62.2M');
+    expect(fmtCompact(9_999)).toBe('9,999');
+  });
+
+  it('colours by cmpprevddTpCd, falling back to the sign of the change', () => {
+    expect(['1', '2', '3', '4', '5'].map((c) => direction(c))).toEqual(['up', 'up', 'flat', 'down', 'down']);
+    expect(direction(null, 500)).toBe('up');
+    expect(direction(undefined, -1)).toBe('down');
+    expect(direction(null, 0)).toBe('flat');
+    expect(direction('3', 500)).toBe('flat');
+  });
+
+  it('computes the change in percent against the previous close', () => {
+    expect(changePct(85_400, -1_200)).toBeCloseTo((-1200 / 86_600) * 100, 10);
+    expect(changePct(100, 0)).toBe(0);
+    expect(changePct(null, 5)).toBeUndefined();
+    expect(changePct(5, 5)).toBeUndefined();
+  });
+
+  it('reads KRX times, with or without the leading zero', () => {
+    expect(secsOfTime('09300356')).toBe(9 * 3600 + 30 * 60 + 3);
+    expect(secsOfTime('9544500')).toBe(9 * 3600 + 54 * 60 + 45);
+    expect(secsOfTime('153000')).toBe(15.5 * 3600);
+    expect(secsOfTime('0930')).toBe(9.5 * 3600);
+    expect(secsOfTime(9544500)).toBe(9 * 3600 + 54 * 60 + 45);
+    expect(secsOfTime('25000000')).toBeUndefined();
+    expect(secsOfTime(' -')).toBeUndefined();
+    expect(secsOfTime(null)).toBeUndefined();
+    expect(fmtTime('09300356')).toBe('09:30:03');
+    expect(fmtTime(null)).toBe('–');
+  });
+
+  it('converts dates and clocks to KST and chart time', () => {
+    const t = Date.UTC(2026, 10, 19, 15, 30); // 00:30 KST on the 20th
+    expect(kstDate(t)).toBe('20261120');
+    expect(kstClock(t)).toBe('00:30');
+    expect(kstClock(Date.UTC(2026, 10, 20, 0, 0))).toBe('09:00');
+    expect(chartTime('20261120', 9 * 3600)).toBe(Date.UTC(2026, 10, 20, 9, 0) / 1000);
+    expect(isoDate('20261120')).toBe('2026-11-20');
+    expect(fmtDuration(850)).toBe('850 ms');
+    expect(fmtDuration(1000)).toBe('1.0 s');
+    expect(fmtDuration(4 * 60_000)).toBe('4 min');
+    expect(fmtDuration(125 * 60_000)).toBe('2 h 5 min');
+  });
+});
+
+const bar = (inddTm: string, o: number, h: number, l: number, c: number, vol: number, acc: number): IntradayRow => ({
+  inddTm,
+  inddOpnprc: o,
+  inddHgprc: h,
+  inddLwprc: l,
+  inddClsprc: c,
+  inddTrdvol: vol,
+  inddAccTrdvol: acc,
+});
+
+describe('intraday candles', () => {
+  const day = '20261120';
+  const at = (hhmm: number) => chartTime(day, Math.floor(hhmm / 100) * 3600 + (hhmm % 100) * 60);
+  // Newest first, as the upstream sends them; each bar labelled by its END.
+  const rows = [bar('09310000', 85_300, 85_500, 85_300, 85_400, 300, 1_000), bar('09290000', 85_400, 85_400, 85_400, 85_400, 200, 700), bar('9270000', 85_600, 85_600, 85_600, 85_600, 500, 500)];
+
+  it('puts each bar at its start, oldest first, skipping unusable rows', () => {
+    const c = candlesOf([...rows, { inddTm: ' -' } as IntradayRow, { inddTm: '09320000', inddClsprc: null } as IntradayRow], day);
+    expect(c.map((x) => x.time)).toEqual([at(926), at(928), at(930)]);
+    expect(c[2]).toEqual({ time: at(930), open: 85_300, high: 85_500, low: 85_300, close: 85_400, volume: 300 });
+  });
+
+  it('extends the last candle with trades of its minute and starts new ones after', () => {
+    const b = new CandleBook(day);
+    b.load(rows);
+    const u = b.trade(85_700, '09304512', 1_050);
+    expect(u).toEqual({ kind: 'update', candle: { time: at(930), open: 85_300, high: 85_700, low: 85_300, close: 85_700, volume: 350 } });
+    const a = b.trade(85_200, '09310100', 1_080);
+    expect(a).toEqual({ kind: 'append', candle: { time: at(931), open: 85_200, high: 85_200, low: 85_200, close: 85_200, volume: 30 } });
+    expect(b.trade(85_100, '09312000', 1_100)).toEqual({ kind: 'update', candle: { time: at(931), open: 85_200, high: 85_200, low: 85_100, close: 85_100, volume: 50 } });
+    expect(b.candles()).toHaveLength(4);
+  });
+
+  it('ignores late trades and asks for a reload when a new day starts', () => {
+    const b = new CandleBook(day);
+    b.load(rows);
+    expect(b.trade(85_000, '09290000', 900)).toEqual({ kind: 'ignored' });
+    expect(b.trade(85_000, 'garbage', 900)).toEqual({ kind: 'ignored' });
+    b.trade(85_000, '15190000', 9_000);
+    expect(b.trade(84_000, '09000500', 10)).toEqual({ kind: 'reset' });
+  });
+
+  it('starts from nothing when there is no history yet', () => {
+    const b = new CandleBook(day);
+    b.load([]);
+    expect(b.trade(1_000, '09000100', 5)).toEqual({ kind: 'append', candle: { time: at(900), open: 1_000, high: 1_000, low: 1_000, close: 1_000, volume: 0 } });
+  });
+});
+
+describe('the order-book ladder', () => {
+  const row = { isuSrtCd: '005930', askordTotRqty: 900, bidordTotRqty: 1_100 } as Record<string, unknown>;
+  for (let i = 1; i <= 10; i++) {
+    row[`askStep${i}BstordPrc`] = 85_400 + (i - 1) * 100;
+    row[`askStep${i}BstordRqty`] = i * 10;
+    row[`bidStep${i}BstordPrc`] = 85_300 - (i - 1) * 100;
+    row[`bidStep${i}BstordRqty`] = i === 3 ? 500 : i * 5;
+  }
+
+  it('lists ten levels a side, best first, and the largest quantity', () => {
+    const l = ladder(row as BookRow);
+    expect(l.asks).toHaveLength(10);
+    expect(l.bids).toHaveLength(10);
+    expect(l.asks[0]).toEqual({ price: 85_400, qty: 10 });
+    expect(l.bids[9]).toEqual({ price: 84_400, qty: 50 });
+    expect(l.maxQty).toBe(500);
+    expect([l.askTotal, l.bidTotal]).toEqual([900, 1_100]);
+  });
+
+  it('keeps empty levels empty', () => {
+    const l = ladder({ isuSrtCd: 'X', askStep1BstordPrc: null } as BookRow);
+    expect(l.asks[0]).toEqual({ price: null, qty: null });
+    expect(l.maxQty).toBe(0);
+    expect(l.askTotal).toBeNull();
+  });
+
+  it('colours a level against the previous close', () => {
+    expect(priceDirection(86_000, 85_000)).toBe('up');
+    expect(priceDirection(84_000, 85_000)).toBe('down');
+    expect(priceDirection(85_000, 85_000)).toBe('flat');
+    expect(priceDirection(85_000, undefined)).toBe('flat');
+  });
+});
+
+describe('board sorting', () => {
+  const r = (trdPrc: number, cmpprevddPrc: number, trdTm = '09300000'): PriceRow => ({ isuSrtCd: 'X', trdPrc, cmpprevddPrc, trdTm, accTrdvol: trdPrc * 2 });
+
+  it('reads each column’s value', () => {
+    const row = r(110, 10, '09300500');
+    expect(sortValue('price', 'a', row)).toBe(110);
+    expect(sortValue('pct', 'a', row)).toBeCloseTo(10);
+    expect(sortValue('time', 'a', row)).toBe(9 * 3600 + 30 * 60 + 5);
+    expect(sortValue('volume', 'a', row)).toBe(220);
+    expect(sortValue('name', '삼성전자', undefined)).toBe('삼성전자');
+    expect(sortValue('price', 'a', undefined)).toBeUndefined();
+  });
+
+  it('orders numbers either way with missing values last, and names in Korean order', () => {
+    const vals = [3, undefined, 10, 1];
+    expect([...vals].sort((a, b) => compareValues(a, b, -1))).toEqual([10, 3, 1, undefined]);
+    expect([...vals].sort((a, b) => compareValues(a, b, 1))).toEqual([1, 3, 10, undefined]);
+    expect(['현대차', '기아', '삼성전자'].sort((a, b) => compareValues(a, b, 1))).toEqual(['기아', '삼성전자', '현대차']);
+  });
+});
+
+describe('the budget summary', () => {
+  it('reports the share left, the spending rate and the runway', () => {
+    const s = budgetSummary([{ at: 0, remaining: 50_000 }, { at: 30_000, remaining: 49_940 }], 50_000);
+    expect(s.left).toBeCloseTo(0.9988);
+    expect(s.perMinute).toBeCloseTo(120);
+    expect(s.lastsMs).toBeCloseTo((49_940 / 120) * 60_000);
+  });
+
+  it('says nothing it cannot know', () => {
+    expect(budgetSummary([], null)).toEqual({ left: undefined, perMinute: undefined, lastsMs: undefined });
+    expect(budgetSummary([{ at: 0, remaining: 10 }], 100)).toEqual({ left: 0.1, perMinute: undefined, lastsMs: undefined });
+    expect(budgetSummary([{ at: 0, remaining: 10 }, { at: 5000, remaining: 10 }], 100).lastsMs).toBeUndefined();
+  });
+});
+
+describe('the watchlist', () => {
+  const defaults = { kospi: ['005930', '000660'], kosdaq: ['247540'] };
+  const memory = () => {
+    const m = new Map<string, string>();
+    return { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v) };
+  };
+
+  it('starts from the defaults and remembers changes across page loads', () => {
+    const store = memory();
+    const a = new Watchlist(defaults, store);
+    expect(a.codes()).toEqual(['005930', '000660']);
+    expect(a.add('kospi', '000020')).toBe(true);
+    expect(a.add('kospi', '000020')).toBe(false);
+    a.remove('kospi', '000660');
+    a.show('kosdaq');
+    const b = new Watchlist(defaults, store);
+    expect(b.market).toBe('kosdaq');
+    expect(b.codes('kospi')).toEqual(['005930', '000020']);
+    expect(b.codes()).toEqual(['247540']);
+  });
+
+  it('ignores stored garbage and works without storage', () => {
+    const store = memory();
+    store.setItem('krx-bridge.demo.v1', '{"market":"nyse"}');
+    expect(new Watchlist(defaults, store).codes()).toEqual(['005930', '000660']);
+    store.setItem('krx-bridge.demo.v1', 'not json');
+    expect(new Watchlist(defaults, store).market).toBe('kospi');
+    const none = new Watchlist(defaults, undefined);
+    none.add('kospi', '000050');
+    expect(none.codes()).toContain('000050');
+  });
+});
