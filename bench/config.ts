@@ -27,12 +27,14 @@ export interface BenchConfig {
   readonly out: string;
   /** Processes to CPU-profile (`--cpu-prof`), profiles written to bench/results/profiles/. */
   readonly profile: readonly ('server' | 'load')[];
+  /** Before each measured run, wait up to this long for the machine to go quiet, s (0: do not wait). */
+  readonly waitIdleS: number;
 }
 
 const SEED = 20_240_603;
 const SYMBOLS = 4_500;
 
-const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile'> = {
+const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'> = {
   mode: 'full',
   fanout: {
     symbols: SYMBOLS,
@@ -53,7 +55,7 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile'> = {
   economy: { measureMs: 30_000, idleMs: 15_000 },
 };
 
-const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile'> = {
+const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'> = {
   mode: 'quick',
   fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_000, windows: 3, windowMs: 1_200, drainMs: 500, snapshotProbes: 3 },
   connections: { ...FULL.connections, count: 2_000, peers: ['bridge'] },
@@ -69,7 +71,8 @@ export const USAGE = `usage: npm run bench [-- options]
   --clients=N          fan-out clients (default 2000, quick 400)
   --connections=N      connections scenario size (default 10000, quick 2000)
   --out=PATH           results file (default bench/results/latest.json)
-  --profile=server,load  write V8 CPU profiles of those processes to bench/results/profiles/`;
+  --profile=server,load  write V8 CPU profiles of those processes to bench/results/profiles/
+  --wait-idle=S        before each measured run, wait up to S seconds for other processes to leave the CPUs`;
 
 function list<T extends string>(value: string, allowed: readonly T[], what: string): T[] {
   const items = value.split(',').filter(Boolean);
@@ -93,6 +96,7 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
   let connections = base.connections;
   let out = 'bench/results/latest.json';
   let profile: ('server' | 'load')[] = [];
+  let waitIdleS = 0;
   for (const a of argv) {
     const [k, v = ''] = a.split('=', 2) as [string, string?];
     if (k === '--quick') continue;
@@ -101,8 +105,9 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
     else if (k === '--clients') fanout = { ...fanout, clients: count(v, '--clients') };
     else if (k === '--connections') connections = { ...connections, count: count(v, '--connections') };
     else if (k === '--out' && v) out = v;
+    else if (k === '--wait-idle') waitIdleS = count(v, '--wait-idle');
     else if (k === '--profile') profile = list(v || 'server', ['server', 'load'] as const, 'process');
     else throw new Error(`unknown option ${a}\n${USAGE}`);
   }
-  return { ...base, fanout, connections, only, peers, out, profile };
+  return { ...base, fanout, connections, only, peers, out, profile, waitIdleS };
 }

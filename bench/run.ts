@@ -5,6 +5,7 @@ import { parseArgs, type BenchConfig, type ScenarioName } from './config.js';
 import { Child, canPin } from './lib/child.js';
 import { median } from './lib/stats.js';
 import { summariseDir } from './lib/profile.js';
+import { waitForQuiet } from './lib/procstat.js';
 import { report, type Results } from './report.js';
 import { runConnections } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
@@ -21,6 +22,14 @@ const log = (s: string): void => void process.stderr.write(s + '\n');
 
 function errorOf(e: unknown): { error: string } {
   return { error: e instanceof Error ? e.message : String(e) };
+}
+
+/** Waits for a quiet machine when `--wait-idle` asks for it; returns the seconds waited. */
+async function settle(cfg: BenchConfig): Promise<number | undefined> {
+  if (cfg.waitIdleS <= 0) return undefined;
+  const ms = await waitForQuiet(0.3, cfg.waitIdleS * 1000, cpus().length);
+  if (ms > 2_500) log(`  waited ${(ms / 1000).toFixed(0)} s for the machine to go quiet`);
+  return Math.round(ms / 100) / 10;
 }
 
 async function inServer<T>(cmd: string, args: unknown, timeoutMs: number): Promise<T> {
@@ -41,8 +50,9 @@ async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
       const dir = (proc: 'server' | 'load'): string | undefined => (cfg.profile.includes(proc) ? `bench/results/profiles/${peer}-${proc}` : undefined);
       const dirs = { server: dir('server'), load: dir('load') };
       for (const d of Object.values(dirs)) if (d) rmSync(d, { recursive: true, force: true });
+      const waitedIdleS = await settle(cfg);
       const r = await runFanoutPeer(peer, f, log, dirs);
-      out[peer] = { ...r, ...profiles(peer, dirs) };
+      out[peer] = { ...r, ...profiles(peer, dirs), ...(waitedIdleS !== undefined ? { waitedIdleS } : {}) };
     } catch (e) {
       out[peer] = errorOf(e);
       log(`  ${peer} failed: ${(e as Error).message}`);
@@ -89,6 +99,7 @@ async function connections(cfg: BenchConfig, results: Results): Promise<void> {
   const out: Record<string, unknown> = {};
   for (const peer of c.peers) {
     log(`connections: ${peer}`);
+    await settle(cfg);
     try {
       const r = await runConnections(peer, c, log);
       if (peer === 'bridge') Object.assign(out, r);
@@ -134,6 +145,7 @@ async function main(): Promise<void> {
   };
   await timed('cycle', async () => {
     log('cycle');
+    await settle(cfg);
     results.cycle = await inServer<CycleResult>('cycle', cfg.cycle, 300_000).catch(errorOf);
   });
   await timed('fanout', () => fanout(cfg, results));

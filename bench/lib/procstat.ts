@@ -39,3 +39,22 @@ export function busyCores(a: MachineCpu | undefined, b: MachineCpu | undefined, 
   if (!a || !b || b.total <= a.total) return NaN;
   return ((b.busy - a.busy) / (b.total - a.total)) * cpus;
 }
+
+/**
+ * Waits until the machine is quiet: `cores` or fewer busy over each of two
+ * consecutive one-second samples, or `maxMs` passed. Resolves with the
+ * time waited, ms (0 at once off Linux).
+ */
+export async function waitForQuiet(cores: number, maxMs: number, cpus: number): Promise<number> {
+  const t0 = Date.now();
+  let quiet = 0;
+  let prev = machineCpu();
+  if (!prev) return 0;
+  while (Date.now() - t0 < maxMs && quiet < 2) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const next = machineCpu();
+    quiet = busyCores(prev, next, cpus) <= cores ? quiet + 1 : 0;
+    prev = next;
+  }
+  return Date.now() - t0;
+}

@@ -33,7 +33,8 @@ function label(n: ProfileNode, root: string): string {
   const name = f.functionName || '(anonymous)';
   if (!f.url) return name;
   const path = f.url.startsWith('file://') ? relative(root, new URL(f.url).pathname) : f.url;
-  return `${name} (${path}:${f.lineNumber + 1})`;
+  // Code compiled on the fly (tsx) reports line 0 for everything; a line is only shown when known.
+  return f.lineNumber > 0 ? `${name} (${path}:${f.lineNumber + 1})` : `${name} (${path})`;
 }
 
 /** The `top` functions by self time; file paths relative to `root`. */
@@ -55,7 +56,11 @@ export function hotFunctions(p: CpuProfile, top = 15, root = process.cwd()): Hot
     .map(([fn, us]) => ({ fn, ms: Math.round(us / 100) / 10, pct: Math.round((us / total) * 1000) / 10 }));
 }
 
-/** Summaries of every `.cpuprofile` in a directory (empty when there is none). */
+/**
+ * Summaries of every `.cpuprofile` in a directory (empty when there is
+ * none), the main thread's first: Node writes one per thread, and the
+ * main thread's file name carries thread id 0 (`CPU.<date>.<time>.<pid>.0.<n>`).
+ */
 export function summariseDir(dir: string, top = 15): { file: string; hot: HotFunction[] }[] {
   let files: string[];
   try {
@@ -63,5 +68,7 @@ export function summariseDir(dir: string, top = 15): { file: string; hot: HotFun
   } catch {
     return [];
   }
+  const main = (f: string): number => (/\.\d+\.0\.\d+\.cpuprofile$/.test(f) ? 0 : 1);
+  files.sort((a, b) => main(a) - main(b) || a.localeCompare(b));
   return files.map((f) => ({ file: join(dir, f), hot: hotFunctions(JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile, top) }));
 }

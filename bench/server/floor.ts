@@ -8,6 +8,8 @@ import { patchMessage, type Peer } from './peer.js';
 
 interface Conn {
   readonly socket: Socket;
+  /** Symbol indices subscribed, to leave their lists on close. */
+  readonly slots: number[];
   pending: Buffer[];
   bytes: number;
 }
@@ -33,19 +35,21 @@ export class FloorPeer implements Peer {
     market.topics.forEach((t, i) => this.slot.set(t, i));
     this.wss = new WebSocketServer({ server: this.http, perMessageDeflate: false });
     this.wss.on('connection', (ws, req) => {
-      const conn: Conn = { socket: req.socket, pending: [], bytes: 0 };
+      const conn: Conn = { socket: req.socket, slots: [], pending: [], bytes: 0 };
       this.conns.add(conn);
       ws.on('message', (data) => {
         const topics = subscribeRequest(String(data));
         for (const t of topics) {
           const i = this.slot.get(t);
-          if (i !== undefined) this.subs[i]!.push(conn);
+          if (i === undefined) continue;
+          this.subs[i]!.push(conn);
+          conn.slots.push(i);
         }
         ws.send(JSON.stringify({ ok: topics.length }));
       });
       ws.on('close', () => {
         this.conns.delete(conn);
-        for (let i = 0; i < this.subs.length; i++) this.subs[i] = this.subs[i]!.filter((c) => c !== conn);
+        for (const i of conn.slots) this.subs[i] = this.subs[i]!.filter((c) => c !== conn);
       });
     });
   }

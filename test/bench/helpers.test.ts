@@ -154,3 +154,11 @@ describe('economy minimum', () => {
     expect(minimumPerCycle([[{ channel: 'book', market: 'kospi', codes: codes(21) }]]).get('book.kospi')?.calls).toBe(2);
   });
 });
+
+describe('parseArgs --wait-idle', () => {
+  it('takes a number of seconds, 0 by default', () => {
+    expect(parseArgs([]).waitIdleS).toBe(0);
+    expect(parseArgs(['--wait-idle=90']).waitIdleS).toBe(90);
+    expect(() => parseArgs(['--wait-idle=soon'])).toThrow(/positive integer/);
+  });
+});
