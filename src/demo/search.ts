@@ -15,6 +15,30 @@ export interface SymbolMatch {
   readonly abbr: string;
 }
 
+/**
+ * Orders matches by how well they fit the query: the exact code, then codes
+ * starting with it, then names starting with it, then the rest; shorter
+ * names first within each group (`에코` finds 에코프로 before 한국에코솔루션).
+ * Keeps at most `limit`.
+ */
+export function rankMatches(query: string, matches: readonly SymbolMatch[], limit = 8): SymbolMatch[] {
+  const q = query.trim().toLowerCase();
+  const score = (m: SymbolMatch): number => {
+    const code = m.code.toLowerCase();
+    const name = (m.abbr || m.name).toLowerCase();
+    if (code === q) return 0;
+    if (code.startsWith(q)) return 1;
+    if (name === q) return 2;
+    if (name.startsWith(q)) return 3;
+    return 4;
+  };
+  return matches
+    .map((m, i) => ({ m, i, s: score(m), n: (m.abbr || m.name).length }))
+    .sort((a, b) => a.s - b.s || a.n - b.n || a.i - b.i)
+    .slice(0, limit)
+    .map((x) => x.m);
+}
+
 /** Finds symbols matching a query. */
 export type SymbolFinder = (query: string) => Promise<readonly SymbolMatch[]>;
 

@@ -1,5 +1,5 @@
 import type { Market } from '../client/index.js';
-import type { SymbolMatch } from './search.js';
+import { rankMatches, type SymbolMatch } from './search.js';
 
 /**
  * Symbol names for the demo page, from the bridge's `/symbols` search (it
@@ -12,6 +12,9 @@ export const DEFAULT_CODES: Readonly<Record<Market, readonly string[]>> = {
   kospi: ['005930', '000660', '373220', '207940', '005380', '000270', '035420', '068270', '105560', '069500'],
   kosdaq: ['247540', '086520', '028300', '263750', '293490'],
 };
+
+/** Matches asked of the bridge per search (its maximum), ranked here. */
+const CANDIDATES = 100;
 
 /** A fetch function (the browser's, or a stub in tests). */
 export type Fetch = (url: string) => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
@@ -26,15 +29,19 @@ export class SymbolNames {
     private readonly base = '',
   ) {}
 
-  /** Symbols of `market` whose name or code contains `query`, at most `limit`. */
+  /**
+   * Symbols of `market` whose name or code contains `query`, best fits
+   * first (see `rankMatches`), at most `limit`. Asks the bridge for more
+   * than that, since it answers in listing order.
+   */
   async search(market: Market, query: string, limit = 8): Promise<SymbolMatch[]> {
-    const url = `${this.base}/symbols?market=${market}&q=${encodeURIComponent(query)}&limit=${limit}`;
+    const url = `${this.base}/symbols?market=${market}&q=${encodeURIComponent(query)}&limit=${CANDIDATES}`;
     const res = await this.fetchFn(url);
     if (!res.ok) throw new Error(`symbol search answered ${res.status}`);
     const body = (await res.json()) as { symbols?: SymbolMatch[] };
     const found = body.symbols ?? [];
     for (const s of found) this.remember(s);
-    return found;
+    return rankMatches(query, found, limit);
   }
 
   /** The cached display name of a code, if known. */

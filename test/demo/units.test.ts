@@ -18,6 +18,7 @@ import {
   kstDate,
   secsOfTime,
 } from '../../src/demo/format.js';
+import { rankMatches, type SymbolMatch } from '../../src/demo/search.js';
 import { budgetSummary } from '../../src/demo/status.js';
 import { Watchlist } from '../../src/demo/watchlist.js';
 
@@ -230,5 +231,17 @@ describe('the watchlist', () => {
     const none = new Watchlist(defaults, undefined);
     none.add('kospi', '000050');
     expect(none.codes()).toContain('000050');
+  });
+});
+
+describe('search ranking', () => {
+  const m = (code: string, abbr: string): SymbolMatch => ({ market: 'kosdaq', code, name: abbr, abbr });
+  const found = [m('001540', '한국에코솔루션'), m('002340', '에코플라스틱스'), m('086520', '에코프로'), m('247540', '에코프로비엠'), m('112040', '코리아에코텍')];
+
+  it('puts the exact code first, then code prefixes, then names that start with the query, shortest first', () => {
+    expect(rankMatches('에코', found).map((x) => x.code)).toEqual(['086520', '247540', '002340', '112040', '001540']);
+    expect(rankMatches('2475', found)[0]!.code).toBe('247540');
+    expect(rankMatches('086520', [...found].reverse())[0]!.code).toBe('086520');
+    expect(rankMatches('에코', found, 2)).toHaveLength(2);
   });
 });
