@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from './config/config.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
-import { LocalBus, type Bus } from './bus/bus.js';
+import { LocalBus, type Bus, type FeedStatus } from './bus/bus.js';
 import { StateStore } from './state/store.js';
 import { StatusBoard } from './state/status.js';
 import { SymbolDirectory } from './state/symbols.js';
@@ -23,11 +23,14 @@ import { packageVersion } from './gateway/options.js';
 import { createHttpHandler } from './http/handler.js';
 import { Simulator, type SimulatorOptions } from './sim/index.js';
 import { MARKETS } from './protocol/constants.js';
+import { ClusterNode } from './cluster/node.js';
 
 /**
  * The bridge: upstream client (or the built-in simulator), poller, state,
  * bus, gateway and HTTP routes on one port, wired together. `start()` to run,
- * `stop()` to drain and shut down. See README.md.
+ * `stop()` to drain and shut down. With REDIS_URL set, the process joins a
+ * cluster (src/cluster): one process polls, every process serves. See
+ * README.md and docs/DEPLOYMENT.md.
  */
 
 /** Options of `Bridge` beyond the configuration. */
@@ -61,10 +64,12 @@ export class Bridge {
   readonly logger: Logger;
   /** Its metrics registry. */
   readonly metrics = new Metrics();
-  /** Topic state (latest rows, seqs, replay rings). */
+  /** Topic state (latest rows, seqs, replay rings); in cluster mode the mirror of the shared state. */
   readonly store: StateStore;
-  /** The bus between poller and gateway. */
-  readonly bus: Bus = new LocalBus();
+  /** The bus between poller and gateway (through Redis in cluster mode). */
+  readonly bus: Bus;
+  /** This process's cluster membership, when REDIS_URL is set. */
+  readonly cluster: ClusterNode | undefined;
   /** Subscriber demand. */
   readonly demand = new Demand();
   /** Latest feed states. */
@@ -99,9 +104,13 @@ export class Bridge {
   ) {
     this.now = opts.now ?? Date.now;
     this.startedAt = this.now();
-    const secrets = [config.UPSTREAM_API_KEY, config.AUTH_JWT_SECRET, ...(config.AUTH_TOKENS ?? [])].filter((s): s is string => !!s);
+    const secrets = [config.UPSTREAM_API_KEY, config.AUTH_JWT_SECRET, redisPassword(config.REDIS_URL), ...(config.AUTH_TOKENS ?? [])].filter(
+      (s): s is string => !!s,
+    );
     this.logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, secrets, base: { app: 'krx-bridge' } });
     this.store = new StateStore({ ringSize: config.RING_SIZE });
+    this.cluster = config.REDIS_URL ? this.clusterNode(config.REDIS_URL) : undefined;
+    this.bus = this.cluster?.bus ?? new LocalBus();
     this.statuses = new StatusBoard(this.bus);
     this.families = { kospi: config.KOSPI_FAMILY, kosdaq: config.KOSDAQ_FAMILY };
   }
@@ -123,15 +132,19 @@ export class Bridge {
     });
     this.upstream = upstream;
     this.observeUpstream(upstream);
-    const cache = new OnDemandCache({ caller: upstream, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }) });
+    const cluster = this.cluster;
+    if (cluster) await cluster.start();
+    const shared = cluster ? { shared: cluster.cache } : {};
+    const cache = new OnDemandCache({ caller: upstream, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
     this.cache = cache;
     const clockMode = c.MARKET_CLOCK ?? (this.sim && c.SIM_CLOCK === 'kst' ? 'kst' : this.sim ? 'always' : 'kst');
     this.poller = new Poller({
       caller: upstream,
       budget: this.budget,
-      store: this.store,
+      store: cluster?.pollStore ?? this.store,
       bus: this.bus,
-      demand: this.demand,
+      demand: cluster?.union ?? this.demand,
+      ...(cluster ? { mayPoll: () => cluster.mayPoll() } : {}),
       clock: marketClock(clockMode, this.now),
       logger: this.logger.child({ component: 'poller' }),
       metrics: this.metrics,
@@ -141,6 +154,7 @@ export class Bridge {
       reserve: c.BUDGET_RESERVE,
       ...this.opts.poller,
     });
+    cluster?.attach(this.poller);
     const server = createServer();
     this.server = server;
     const auth = this.authenticator();
@@ -153,7 +167,7 @@ export class Bridge {
       onDemand: cache,
       metrics: this.metrics,
       families: this.families,
-      statuses: () => this.poller?.statuses() ?? this.statuses.all(),
+      statuses: () => this.feedStates(),
       logger: this.logger.child({ component: 'gateway' }),
       ...(auth ? { auth } : {}),
       limits: {
@@ -211,6 +225,11 @@ export class Bridge {
     return this.stopping;
   }
 
+  /** Origin of the upstream in use (the built-in simulator's loopback URL when simulated). */
+  get upstreamOrigin(): string {
+    return this.upstreamUrl;
+  }
+
   /** The body of `/status`: upstream, budget, feeds, symbols (never the API key). */
   status(): Record<string, unknown> {
     const b = this.budget.snapshot();
@@ -220,13 +239,37 @@ export class Bridge {
       uptimeS: Math.round((this.now() - this.startedAt) / 1000),
       upstream: { url: this.upstreamUrl, simulated: this.sim !== undefined, families: this.families, calls: this.poller?.calls ?? 0 },
       budget: b,
-      feeds: (this.poller?.statuses() ?? this.statuses.all()).map((s) => {
+      feeds: this.feedStates().map((s) => {
         const f = this.poller?.feed(s.channel, s.market);
         return { ...s, calls: f?.calls ?? 0, lastOkTs: f?.lastOkTs ?? null };
       }),
       symbols: Object.fromEntries(MARKETS.map((m) => [m, this.symbols.list(m).length])),
       topicsHeld: this.store.size,
+      ...(this.cluster ? { cluster: this.cluster.info() } : {}),
     };
+  }
+
+  /** Current feed states: the poller's, or in cluster mode the leader's as shared (`degraded` while Redis is away). */
+  private feedStates(): FeedStatus[] {
+    return this.cluster?.statuses() ?? this.poller?.statuses() ?? this.statuses.all();
+  }
+
+  private clusterNode(url: string): ClusterNode {
+    const c = this.config;
+    return new ClusterNode({
+      url,
+      prefix: c.REDIS_PREFIX,
+      leaseMs: c.LEASE_MS,
+      baseMs: c.POLL_BASE_MS,
+      streamMaxLen: c.REDIS_STREAM_MAXLEN,
+      lockMs: c.UPSTREAM_TIMEOUT_MS * (c.UPSTREAM_RETRIES + 1) + 1000,
+      store: this.store,
+      demand: this.demand,
+      budget: this.budget,
+      metrics: this.metrics,
+      logger: this.logger.child({ component: 'cluster' }),
+      now: this.now,
+    });
   }
 
   private async upstreamEndpoint(): Promise<{ baseUrl: string; apiKey: string }> {
@@ -296,6 +339,8 @@ export class Bridge {
   private async shutdown(): Promise<void> {
     if (this.symbolTimer) clearTimeout(this.symbolTimer);
     this.poller?.stop();
+    // The lease goes first, so another process takes over while this one drains its clients.
+    await this.cluster?.stop().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'cluster stop failed'));
     await this.gateway?.close();
     const server = this.server;
     if (server) {
@@ -309,6 +354,16 @@ export class Bridge {
     await this.bus.close();
     await this.sim?.stop();
     this.logger.info('krx-bridge stopped');
+  }
+}
+
+/** The password in a Redis URL, if any (kept out of logs). */
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
   }
 }
 

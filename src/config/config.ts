@@ -59,7 +59,22 @@ export const SETTINGS = {
   AUTH_TOKENS_FILE: { schema: z.string().min(1).optional(), text: 'File of client tokens, one per line, optionally followed by JSON limits.' },
   AUTH_JWT_SECRET: { schema: z.string().min(16).optional(), text: 'HMAC secret for HS256 client JWTs (at least 16 characters).' },
   ALLOWED_ORIGINS: { schema: csv.optional(), text: 'Comma-separated browser origins allowed to connect. Unset: any origin.' },
-  REDIS_URL: { schema: z.string().url().optional(), text: 'Redis URL; set it to run several bridge processes as one cluster.' },
+  REDIS_URL: {
+    schema: z.string().url().optional(),
+    text: 'Redis URL (e.g. `redis://127.0.0.1:6379`); set it to run several bridge processes as one cluster. Unset: one process, no Redis.',
+  },
+  REDIS_PREFIX: {
+    schema: z.string().regex(/^[A-Za-z0-9:_.{}-]{1,64}$/, 'letters, digits and :_.{}- only, at most 64').default('krx:'),
+    text: 'Prefix of every Redis key and channel of the cluster (clusters sharing one Redis need different prefixes).',
+  },
+  LEASE_MS: {
+    schema: int(300, 600_000).default(3000),
+    text: 'Cluster poller lease period, ms: renewed every third; a new poller takes over within two periods of the old one’s loss.',
+  },
+  REDIS_STREAM_MAXLEN: {
+    schema: int(100, 10_000_000).default(10_000),
+    text: 'Changes kept per feed in Redis (approximately), for resume on another process and for catching up after a gap.',
+  },
   SIM_CLOCK: { schema: z.enum(['open', 'kst', 'fast']).default('open'), text: 'Clock of the built-in simulator.' },
   SIM_SEED: { schema: int(0, 2 ** 31 - 1).default(20261120), text: 'Seed of the built-in simulator’s market.' },
   SIM_DAILY_LIMIT: {
@@ -115,7 +130,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = raw === '' ? undefined : raw;
     const r = (SETTINGS[n].schema as z.ZodType).safeParse(value);
     if (!r.success) {
-      const secret = /KEY|SECRET|TOKENS$/.test(n);
+      const secret = /KEY|SECRET|TOKENS$|REDIS_URL/.test(n);
       const shown = value === undefined || secret ? '' : ` (got ${JSON.stringify(String(value).slice(0, 60))})`;
       throw new ConfigError(n, `invalid setting ${n}: ${r.error.issues[0]?.message ?? 'invalid'}${shown}`);
     }

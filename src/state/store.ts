@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Row } from '../upstream/normalise.js';
-import type { Channel, Market } from '../protocol/constants.js';
+import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
 import { rowChecksum } from '../protocol/crc32.js';
-import { diffRows } from './diff.js';
+import { applyOps, diffRows } from './diff.js';
 import { ReplayRing } from './ring.js';
 
 /**
@@ -64,6 +64,41 @@ export interface StateStoreOptions {
   readonly epoch?: string;
 }
 
+/**
+ * A change made by another process (the cluster leader), as the backplane
+ * delivers it: the frame it published and what the frame says.
+ */
+export interface RemoteChange {
+  readonly code: string;
+  readonly seq: number;
+  /** When the upstream response that produced it arrived (ms epoch). */
+  readonly ts: number;
+  readonly kind: 'snapshot' | 'patch';
+  /** The serialised message, forwarded to clients unchanged. */
+  readonly frame: string;
+  /** The whole row (snapshots). */
+  readonly row?: Row;
+  /** The operations (patches). */
+  readonly ops?: readonly PatchOp[];
+  /** CRC-32 of the canonical row after the change. */
+  readonly crc: number;
+}
+
+/**
+ * What `StateStore.mirror` did with a remote change: applied it (the event
+ * to fan out), ignored a duplicate, or found that changes are missing.
+ */
+export type MirrorOutcome = { readonly kind: 'applied'; readonly event: ChangeEvent } | { readonly kind: 'duplicate' } | { readonly kind: 'gap' };
+
+/** A topic's state as persisted outside the process (the cluster's shared state). */
+export interface PersistedEntry {
+  readonly row: Row;
+  readonly seq: number;
+  /** When the change at `seq` arrived (ms epoch). */
+  readonly ts: number;
+  readonly crc: number;
+}
+
 /** A new random epoch id. */
 export function newEpoch(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -76,15 +111,82 @@ export function snapshotFrame(e: TopicEntry, ts: number): string {
 
 /** State of every topic, grouped by feed. */
 export class StateStore {
-  /** This process's epoch: seqs are comparable only within one epoch. */
-  readonly epoch: string;
+  private epoch_: string;
   private readonly ringSize: number;
   private readonly feeds = new Map<string, Map<string, TopicEntry>>();
 
   /** An empty store. */
   constructor(opts: StateStoreOptions = {}) {
-    this.epoch = opts.epoch ?? newEpoch();
+    this.epoch_ = opts.epoch ?? newEpoch();
     this.ringSize = opts.ringSize ?? 32;
+  }
+
+  /** The epoch of the seqs held: seqs are comparable only within one epoch (per process, or per cluster). */
+  get epoch(): string {
+    return this.epoch_;
+  }
+
+  /**
+   * Switches to another epoch (a cluster's shared one): every topic is
+   * dropped, since seqs of different epochs are not comparable.
+   */
+  resetEpoch(epoch: string): void {
+    this.epoch_ = epoch;
+    this.feeds.clear();
+  }
+
+  /**
+   * Applies a change another process made (cluster mirror): a patch must
+   * follow the held seq by exactly one and reproduce its checksum; a
+   * snapshot replaces an older row. Anything at or below the held seq is a
+   * duplicate; anything else is a gap, left for the caller to fill from the
+   * shared state. The ring keeps the patch frame for resume.
+   */
+  mirror(channel: Channel, market: Market, c: RemoteChange): MirrorOutcome {
+    const feed = this.feed(channel, market);
+    const e = feed.get(c.code);
+    if (e !== undefined && c.seq <= e.seq) return { kind: 'duplicate' };
+    if (c.kind === 'snapshot') {
+      if (c.row === undefined) return { kind: 'gap' };
+      const n = this.load(channel, market, c.code, { row: c.row, seq: c.seq, ts: c.ts, crc: c.crc });
+      return { kind: 'applied', event: { topic: n.topic, code: c.code, seq: c.seq, kind: 'snapshot', frame: c.frame, row: n.row } };
+    }
+    if (e === undefined || c.seq !== e.seq + 1 || c.ops === undefined) return { kind: 'gap' };
+    const row = applyOps(e.row, c.ops);
+    if (row === undefined || rowChecksum(row) !== c.crc) return { kind: 'gap' };
+    e.row = row;
+    e.seq = c.seq;
+    e.ts = c.ts;
+    e.seenTs = c.ts;
+    e.crc = c.crc;
+    (e.ring ??= new ReplayRing(this.ringSize)).push(c.seq, c.frame);
+    return { kind: 'applied', event: { topic: e.topic, code: c.code, seq: c.seq, kind: 'patch', frame: c.frame, row, ops: c.ops } };
+  }
+
+  /**
+   * Replaces a topic's state with a persisted one (cluster start, gap,
+   * leadership). `frames` (seq and patch frame, ascending) refill the ring:
+   * the longest run that ends at the entry's seq is kept.
+   */
+  load(channel: Channel, market: Market, code: string, p: PersistedEntry, frames: readonly (readonly [number, string])[] = []): TopicEntry {
+    const e: TopicEntry = { topic: topicOf(channel, market, code), code, row: p.row, seq: p.seq, ts: p.ts, seenTs: p.ts, crc: p.crc };
+    let end = frames.length;
+    while (end > 0 && frames[end - 1]![0] > p.seq) end--;
+    let start = end;
+    while (start > 0 && frames[start - 1]![0] === p.seq - (end - start)) start--;
+    if (start < end) {
+      e.ring = new ReplayRing(this.ringSize);
+      for (let i = Math.max(start, end - this.ringSize); i < end; i++) e.ring.push(frames[i]![0], frames[i]![1]);
+    }
+    this.feed(channel, market).set(code, e);
+    return e;
+  }
+
+  /** Every (channel, market) that holds at least one topic. */
+  *heldFeeds(): IterableIterator<readonly [Channel, Market]> {
+    for (const channel of CHANNELS) {
+      for (const market of MARKETS) if ((this.feeds.get(feedOf(channel, market))?.size ?? 0) > 0) yield [channel, market];
+    }
   }
 
   /**

@@ -1,0 +1,340 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FeedStatus } from '../bus/bus.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Demand } from '../poller/demand.js';
+import { StateStore } from '../state/store.js';
+import type { Budget } from '../upstream/budget.js';
+import { Backplane } from './backplane.js';
+import { BudgetShare } from './budget.js';
+import { ClusterBus } from './bus.js';
+import { RedisSharedCache } from './cache.js';
+import { decodeStatus, decodeStatusMessage, pairs } from './codec.js';
+import { ClusterDemand } from './demand.js';
+import { ALL_FEEDS, clusterKeys, type ClusterKeys, type FeedRef } from './keys.js';
+import { Leadership } from './leadership.js';
+import { ClusterMetrics } from './metrics.js';
+import { Mirror } from './mirror.js';
+import { FeedStates } from './statuses.js';
+import { LeaderWriter, loadShared } from './writer.js';
+
+/**
+ * One bridge process in cluster mode (REDIS_URL set): the Redis
+ * connections, the lease, the fenced writer, the mirror of the shared
+ * state, shared demand, budget and on-demand cache, and the feed states
+ * with `degraded` while Redis is away. The bridge hands the poller
+ * `pollStore`, `union`, `bus` and `mayPoll`, and the gateway the bridge's
+ * own store (the mirror), `bus` and `statuses()`.
+ * See docs/DEPLOYMENT.md §Cluster mode.
+ */
+
+/** Options of `ClusterNode`. */
+export interface ClusterNodeOptions {
+  /** Redis URL (REDIS_URL). */
+  readonly url: string;
+  /** Key prefix (REDIS_PREFIX). */
+  readonly prefix: string;
+  /** Lease period, ms (LEASE_MS). */
+  readonly leaseMs: number;
+  /** Fastest poll interval, ms (POLL_BASE_MS). */
+  readonly baseMs: number;
+  /** Changes kept per feed stream (REDIS_STREAM_MAXLEN). */
+  readonly streamMaxLen: number;
+  /** Expiry of an on-demand lock, ms (longer than a call with retries). */
+  readonly lockMs: number;
+  /** The gateway's store: the mirror. */
+  readonly store: StateStore;
+  /** This process's own demand (the gateway's sink). */
+  readonly demand: Demand;
+  readonly budget: Budget;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Clock, ms epoch; default Date.now. */
+  readonly now?: () => number;
+}
+
+/** What the node uses of the poller. */
+export interface PollerHandle {
+  wakeAll(): void;
+  statuses(): FeedStatus[];
+}
+
+/** Cluster facts for `/status`. */
+export interface ClusterInfo {
+  readonly node: string;
+  readonly role: 'leader' | 'follower';
+  /** Whether this process calls the upstream now. */
+  readonly polling: boolean;
+  readonly generation: number | null;
+  readonly backplane: 'up' | 'down';
+  /** Whether this process's epoch is the one in Redis. */
+  readonly epochConfirmed: boolean;
+  readonly prefix: string;
+  readonly leaseMs: number;
+}
+
+/** A cluster process. */
+export class ClusterNode {
+  /** This process's id (`host:pid:random`). */
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  /** The bus for poller and gateway. */
+  readonly bus: ClusterBus;
+  /** The poller's own store (diff base; loaded from Redis at every term). */
+  readonly pollStore: StateStore;
+  /** Cluster-wide demand, for the poller. */
+  readonly union: ClusterDemand;
+  /** Shared on-demand cache, for OnDemandCache. */
+  readonly cache: RedisSharedCache;
+  /** Cluster metrics. */
+  readonly metrics: ClusterMetrics;
+  private readonly keys: ClusterKeys;
+  private readonly backplane: Backplane;
+  private readonly leadership: Leadership;
+  private readonly mirror: Mirror;
+  private readonly budgetShare: BudgetShare;
+  private readonly states: FeedStates;
+  private readonly channels = new Map<string, FeedRef>();
+  private readonly now: () => number;
+  private readonly timeoutMs: number;
+  private poller: PollerHandle | undefined;
+  private synced = false;
+  private prepared = false;
+  private preparing: Promise<void> | undefined;
+  private recovering: Promise<void> | undefined;
+  private termEpoch = '';
+  private timer: NodeJS.Timeout | undefined;
+
+  /** A node; nothing connects until `start()`. */
+  constructor(private readonly opts: ClusterNodeOptions) {
+    this.now = opts.now ?? Date.now;
+    this.keys = clusterKeys(opts.prefix);
+    this.timeoutMs = Math.max(500, opts.leaseMs);
+    this.metrics = new ClusterMetrics(opts.metrics.registry);
+    const log = opts.logger;
+    this.backplane = new Backplane({ url: opts.url, logger: log, connectTimeoutMs: Math.max(1000, opts.leaseMs) });
+    const redis = this.backplane;
+    this.leadership = new Leadership({ redis, keys: this.keys, node: this.id, logger: log, leaseMs: opts.leaseMs, baseMs: opts.baseMs, canContend: () => this.backplane.up && this.synced, now: this.now });
+    const lease = this.leadership.lease;
+    this.pollStore = new StateStore({ ringSize: 1, epoch: opts.store.epoch });
+    const writer = new LeaderWriter({
+      redis, keys: this.keys, node: this.id, lease, metrics: this.metrics, logger: log, streamMaxLen: opts.streamMaxLen,
+      canWrite: () => this.prepared && this.backplane.up,
+      epoch: () => this.termEpoch,
+      onFenced: (reason) => this.leadership.lose(reason),
+      onDiverged: (reason) => this.diverged(reason),
+    });
+    this.bus = new ClusterBus(writer);
+    this.mirror = new Mirror({
+      redis, keys: this.keys, store: opts.store, lease, logger: log, metrics: this.metrics, emit: (b) => this.bus.deliver(b),
+      loadCount: Math.min(opts.streamMaxLen, 5000), timeoutMs: this.timeoutMs,
+    });
+    this.union = new ClusterDemand({ redis, keys: this.keys, node: this.id, local: opts.demand, logger: log, refreshMs: opts.leaseMs, ttlMs: 3 * opts.leaseMs, isUp: () => this.backplane.up });
+    this.cache = new RedisSharedCache({ redis, keys: this.keys, metrics: this.metrics, lockMs: opts.lockMs, timeoutMs: this.timeoutMs });
+    this.budgetShare = new BudgetShare({ redis, keys: this.keys, budget: opts.budget, logger: log, timeoutMs: this.timeoutMs });
+    this.states = new FeedStates((s) => this.bus.deliverStatus(s), () => this.localFeeds(), this.now);
+    for (const f of ALL_FEEDS) this.channels.set(this.keys.events(f.feed), f);
+  }
+
+  /**
+   * Connects (waiting at most one lease period), loads the shared state
+   * and starts contending. With Redis unreachable it starts degraded and
+   * catches up when Redis answers.
+   */
+  async start(): Promise<void> {
+    const b = this.backplane;
+    b.on('up', () => void this.recover());
+    b.on('down', () => this.onDown());
+    await b.subscribe([...this.channels.keys()], (msg, ch) => {
+      const f = this.channels.get(ch);
+      if (f) this.mirror.onMessage(f, msg);
+    });
+    await b.subscribe([this.keys.statusChannel, this.keys.demandChannel, this.keys.leaseChannel], (msg, ch) => this.onControl(ch, msg));
+    this.union.start();
+    this.budgetShare.start();
+    this.leadership.on('elected', (gen) => this.onElected(gen));
+    this.leadership.on('deposed', () => (this.prepared = false));
+    if (await b.connect(this.opts.leaseMs)) {
+      await this.recovering;
+      await this.settleEpoch();
+    } else {
+      this.opts.logger.warn('redis unreachable at start: serving degraded until it answers');
+      this.states.down();
+    }
+    this.leadership.start();
+    this.timer = setInterval(() => this.tick(), Math.max(100, Math.floor(this.opts.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /**
+   * Before serving, makes sure clients are welcomed with the cluster's
+   * epoch: waits one lease period for a process that holds state to
+   * re-seed it (after Redis lost its data), then creates it.
+   */
+  private async settleEpoch(): Promise<void> {
+    const end = this.now() + this.opts.leaseMs;
+    try {
+      while (!(await this.mirror.ensureEpoch(this.now() >= end))) await new Promise((r) => setTimeout(r, 100));
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'cluster epoch not settled at start');
+    }
+  }
+
+  /** Hands over the poller (after start), to wake it and republish its states at each term. */
+  attach(poller: PollerHandle): void {
+    this.poller = poller;
+  }
+
+  /** Whether this process may call the upstream now (leader, state loaded, Redis up, lease valid). */
+  mayPoll(): boolean {
+    const ok = this.prepared && this.backplane.up && this.leadership.mayPoll();
+    this.metrics.leader.set(ok ? 1 : 0);
+    return ok;
+  }
+
+  /** Every feed's state as this process reports it (`degraded` while Redis is away). */
+  statuses(): FeedStatus[] {
+    return this.states.current();
+  }
+
+  /** Cluster facts for `/status`. */
+  info(): ClusterInfo {
+    const lease = this.leadership.lease;
+    return {
+      node: this.id,
+      role: lease.leader ? 'leader' : 'follower',
+      polling: this.mayPoll(),
+      generation: lease.gen ?? (lease.maxGen || null),
+      backplane: this.backplane.up ? 'up' : 'down',
+      epochConfirmed: this.mirror.confirmed,
+      prefix: this.opts.prefix,
+      leaseMs: this.opts.leaseMs,
+    };
+  }
+
+  /** Releases the lease and this process's demand, then closes Redis (call after the poller stopped). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.prepared = false;
+    this.budgetShare.stop();
+    if (this.backplane.up) {
+      await this.leadership.stop();
+      await this.union.stop();
+    } else await this.leadership.stop().catch(() => undefined);
+    await this.backplane.close();
+  }
+
+  // --- backplane ------------------------------------------------------------
+
+  private onDown(): void {
+    this.synced = false;
+    this.prepared = false;
+    this.metrics.backplaneUp.set(0);
+    this.states.down();
+  }
+
+  /** After (re)connecting: epoch, shared state, states, demand, budget; then contend again. */
+  private recover(): Promise<void> {
+    const run = async (): Promise<void> => {
+      try {
+        await this.mirror.ensureEpoch(false);
+        await this.mirror.resyncAll('reconnect');
+        await this.loadStates();
+        await this.union.sync();
+        await this.budgetShare.pull();
+        this.synced = this.backplane.up;
+        this.metrics.backplaneUp.set(this.synced ? 1 : 0);
+        this.leadership.poke();
+      } catch (err) {
+        this.opts.logger.warn({ err: (err as Error).message }, 'cluster state not loaded; retrying');
+      }
+    };
+    this.recovering = (this.recovering ?? Promise.resolve()).then(run);
+    return this.recovering;
+  }
+
+  private async loadStates(): Promise<void> {
+    const raw = await this.backplane.sendCommand<string[]>(['HGETALL', this.keys.status], { timeout: this.timeoutMs });
+    const shared: FeedStatus[] = [];
+    for (const [, json] of pairs(raw)) {
+      const s = decodeStatus(json);
+      if (s) shared.push(s);
+    }
+    this.states.up(shared);
+  }
+
+  private onControl(channel: string, msg: string): void {
+    const k = this.keys;
+    if (channel === k.statusChannel) {
+      const m = decodeStatusMessage(msg);
+      const lease = this.leadership.lease;
+      if (!m || lease.stale(m.gen)) return;
+      lease.seen(m.gen);
+      this.states.record(m.status);
+    } else if (channel === k.demandChannel) {
+      const f = ALL_FEEDS.find((x) => x.feed === msg);
+      if (f) void this.union.refresh([f]);
+    } else if (channel === k.leaseChannel) this.leadership.poke();
+  }
+
+  // --- leadership -------------------------------------------------------------
+
+  private onElected(gen: number): void {
+    this.metrics.elections.inc();
+    this.metrics.generation.set(gen);
+    this.prepared = false;
+    this.preparing ??= this.prepare(gen).finally(() => (this.preparing = undefined));
+  }
+
+  /**
+   * Starts a term: waits until the lease allows the first call, fixes the
+   * epoch, loads the shared rows and seqs into the poller's store, restores
+   * the shared budget and demand, then lets the poller run.
+   */
+  private async prepare(gen: number): Promise<void> {
+    const lease = this.leadership.lease;
+    const st = lease.state;
+    if (st.role !== 'leader' || st.gen !== gen) return;
+    const wait = st.pollFrom - this.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    try {
+      if (lease.gen !== gen || !(await this.mirror.ensureEpoch(true))) return;
+      const epoch = this.opts.store.epoch;
+      const n = await loadShared(this.backplane, this.keys, this.pollStore, epoch, this.timeoutMs);
+      await this.budgetShare.pull();
+      await this.union.refresh();
+      if (lease.gen !== gen || !this.backplane.up) return;
+      this.termEpoch = epoch;
+      this.prepared = true;
+      this.opts.logger.info({ gen, epoch, topics: n }, 'polling as the cluster leader');
+      for (const s of this.poller?.statuses() ?? []) if (s.state !== 'idle') this.bus.publishStatus(s);
+      this.poller?.wakeAll();
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'leader state not loaded; retrying');
+    }
+  }
+
+  /** The poller's store may differ from Redis (a write failed): stop polling until reloaded. */
+  private diverged(reason: string): void {
+    if (!this.prepared) return;
+    this.prepared = false;
+    this.opts.logger.warn({ reason }, 'shared state write failed: reloading before polling again');
+  }
+
+  /** Periodic: re-prepare after a divergence, adopt a late epoch, refresh the shared budget. */
+  private tick(): void {
+    if (!this.backplane.up || !this.synced) return;
+    const lease = this.leadership.lease;
+    if (lease.leader && !this.prepared && !this.preparing) {
+      const gen = lease.gen!;
+      this.preparing = this.prepare(gen).finally(() => (this.preparing = undefined));
+    }
+    if (!this.mirror.confirmed) void this.mirror.ensureEpoch(false).catch(() => undefined);
+    if (!lease.leader) void this.budgetShare.pull().catch(() => undefined);
+    this.mayPoll();
+  }
+
+  private *localFeeds(): IterableIterator<string> {
+    for (const [feed] of this.opts.demand.entries()) yield feed;
+  }
+}

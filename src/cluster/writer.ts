@@ -1,0 +1,115 @@
+import type { FeedStatus } from '../bus/bus.js';
+import type { Logger } from '../log.js';
+import { rowChecksum } from '../protocol/crc32.js';
+import { feedOf } from '../protocol/topics.js';
+import type { ChangeBatch, StateStore } from '../state/store.js';
+import type { BusWriter } from './bus.js';
+import { decodeEntry, encodeEntry, pairs } from './codec.js';
+import { ALL_FEEDS, type ClusterKeys } from './keys.js';
+import type { LeaseState } from './lease.js';
+import type { ClusterMetrics } from './metrics.js';
+import { WRITE_BATCH, WRITE_STATUS, type Commander } from './scripts.js';
+
+/**
+ * The leader's side of the shared state: fenced writes of each batch and
+ * feed state (the write script refuses an older generation or epoch), and
+ * loading the shared rows and seqs into the poller's own store before a
+ * term starts, so the first diff continues every topic's seq.
+ */
+
+/** Options of `LeaderWriter`. */
+export interface LeaderWriterOptions {
+  readonly redis: Commander;
+  readonly keys: ClusterKeys;
+  /** This process's id (the lease owner value). */
+  readonly node: string;
+  readonly lease: LeaseState;
+  readonly metrics: ClusterMetrics;
+  readonly logger: Logger;
+  /** Stream cap per feed (XADD MAXLEN ~). */
+  readonly streamMaxLen: number;
+  /** Whether writes may go out now (leader, state loaded, backplane up). */
+  readonly canWrite: () => boolean;
+  /** The epoch of this term's writes. */
+  readonly epoch: () => string;
+  /** A write was refused for an older generation: the lease is gone. */
+  readonly onFenced: (reason: string) => void;
+  /** A write failed or was dropped: the poller's store no longer matches Redis. */
+  readonly onDiverged: (reason: string) => void;
+}
+
+/** Fenced writes of the leader. */
+export class LeaderWriter implements BusWriter {
+  /** Writes of `opts.node`. */
+  constructor(private readonly opts: LeaderWriterOptions) {}
+
+  /** Writes a batch (rows, seqs, stream, publish) in one fenced script; not awaited by the poller. */
+  writeBatch(batch: ChangeBatch): void {
+    const o = this.opts;
+    const gen = o.lease.gen;
+    if (gen === undefined || !o.canWrite()) {
+      o.metrics.writes.inc({ kind: 'batch', outcome: 'dropped' });
+      if (gen !== undefined) o.onDiverged('batch dropped while not writable');
+      return;
+    }
+    const feed = feedOf(batch.channel, batch.market);
+    const frames: string[] = [];
+    const args = [o.node, String(gen), o.epoch(), String(o.streamMaxLen), o.keys.events(feed), String(batch.ts), '', String(batch.events.length)];
+    for (const ev of batch.events) {
+      frames.push(ev.frame);
+      args.push(ev.code, String(ev.seq), encodeEntry({ row: ev.row, seq: ev.seq, ts: batch.ts, crc: rowChecksum(ev.row) }), ev.frame);
+    }
+    args[6] = frames.join('\n');
+    const keys = [o.keys.lease, o.keys.gen, o.keys.epoch, o.keys.state(feed), o.keys.log(feed)];
+    WRITE_BATCH.run<string>(o.redis, keys, args).then(
+      (r) => this.settled('batch', r, feed),
+      (err: unknown) => this.failed('batch', err, feed),
+    );
+  }
+
+  /** Writes a feed state in one fenced script (leader only; others drop it). */
+  writeStatus(status: FeedStatus): void {
+    const o = this.opts;
+    const gen = o.lease.gen;
+    if (gen === undefined || !o.canWrite()) return;
+    const feed = feedOf(status.channel, status.market);
+    const args = [o.node, String(gen), feed, JSON.stringify(status), o.keys.statusChannel];
+    WRITE_STATUS.run<string>(o.redis, [o.keys.lease, o.keys.gen, o.keys.status], args).then(
+      (r) => this.settled('status', r, feed),
+      (err: unknown) => this.failed('status', err, feed),
+    );
+  }
+
+  private settled(kind: 'batch' | 'status', r: string, feed: string): void {
+    this.opts.metrics.writes.inc({ kind, outcome: r === 'ok' || r === 'fenced' || r === 'epoch' ? r : 'error' });
+    if (r === 'ok') return;
+    if (r === 'fenced') this.opts.onFenced(`${kind} write of ${feed} fenced: another process holds the lease`);
+    else this.opts.onDiverged(`${kind} write of ${feed} refused (${r})`);
+  }
+
+  private failed(kind: 'batch' | 'status', err: unknown, feed: string): void {
+    this.opts.metrics.writes.inc({ kind, outcome: 'error' });
+    this.opts.logger.warn({ feed, err: (err as Error).message }, `${kind} write failed`);
+    if (kind === 'batch') this.opts.onDiverged(`batch write of ${feed} failed`);
+  }
+}
+
+/**
+ * Replaces `store`'s content with the shared rows and seqs of every feed
+ * under `epoch`. All feeds are read first and swapped in one step, so no
+ * poll cycle applies to a half-loaded store. Returns the topics loaded.
+ */
+export async function loadShared(redis: Commander, keys: ClusterKeys, store: StateStore, epoch: string, timeoutMs: number): Promise<number> {
+  const hashes = await Promise.all(ALL_FEEDS.map((f) => redis.sendCommand<string[]>(['HGETALL', keys.state(f.feed)], { timeout: timeoutMs })));
+  store.resetEpoch(epoch);
+  let n = 0;
+  ALL_FEEDS.forEach((f, i) => {
+    for (const [code, v] of pairs(hashes[i] ?? [])) {
+      const p = code === '~id' ? undefined : decodeEntry(v);
+      if (p === undefined) continue;
+      store.load(f.channel, f.market, code, p);
+      n++;
+    }
+  });
+  return n;
+}

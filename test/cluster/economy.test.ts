@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/index.js';
+import { TestClient, sleep } from '../bridge/helpers.js';
+import {
+  REDIS_URL,
+  SIM_KEY,
+  bundleCli,
+  callsPerSecond,
+  clusterEnv,
+  dropPrefix,
+  leaderOf,
+  spawnBridge,
+  startSim,
+  stopBridge,
+  truthAt,
+  uniquePrefix,
+  type BridgeProc,
+} from './harness.js';
+
+/**
+ * Three bridge processes joined by Redis against one simulator: the cluster
+ * polls the union of its clients' subscriptions exactly as often as one
+ * process polls the same subscriptions; every client on every process ends
+ * up with the simulator's rows; an on-demand lookup asked everywhere costs
+ * one upstream call.
+ */
+
+const QUOTE = ['005930', '000660', '035420'];
+/** Endpoint of each subscribed feed and its calls per poll cycle. */
+const PER_CYCLE: Record<string, number> = { 'v2.multiquote.lists': 1, 'v3.realtime.multiquote.orderbook': 2, 'v2.index.index': 1 };
+
+describe('cluster economy and correctness', () => {
+  let sim: Simulator;
+  let simUrl: string;
+  let cli: { path: string; remove: () => void };
+  let book: string[];
+  const prefix = uniquePrefix();
+  const procs: BridgeProc[] = [];
+  const clients: { c: TestClient; quote: string[]; book: string[]; index: boolean }[] = [];
+
+  beforeAll(async () => {
+    ({ sim, url: simUrl } = await startSim());
+    cli = await bundleCli();
+    book = [...(await truthAt(simUrl, 'v3.realtime.multiquote.lists', { marketcode: 'kosdaq' })).keys()].slice(0, 25);
+  }, 60_000);
+  afterAll(async () => {
+    for (const { c } of clients) c.close();
+    await Promise.all(procs.map((p) => stopBridge(p)));
+    await sim?.stop();
+    await dropPrefix(REDIS_URL, prefix);
+    cli?.remove();
+  }, 30_000);
+
+  async function subscribe(c: TestClient, quote: string[], bookCodes: string[], index: boolean): Promise<void> {
+    if (quote.length) await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: quote });
+    if (bookCodes.length) await c.request({ op: 'subscribe', channel: 'book', market: 'kosdaq', codes: bookCodes });
+    if (index) await c.request({ op: 'subscribe', channel: 'index', market: 'kospi', codes: ['K1'] });
+    clients.push({ c, quote, book: bookCodes, index });
+  }
+
+  /** Calls per wall second of each feed endpoint over the next `seconds` whole seconds. */
+  async function measure(seconds: number): Promise<Record<string, number[]>> {
+    const t0 = Math.floor(Date.now() / 1000) + 1;
+    await sleep((t0 + seconds) * 1000 + 300 - Date.now());
+    return Object.fromEntries(Object.keys(PER_CYCLE).map((id) => [id, [...callsPerSecond(sim, id, t0, t0 + seconds).values()]]));
+  }
+
+  it('polls the union of all processes’ subscriptions exactly as often as one process with the same subscriptions', async () => {
+    const single = await spawnBridge(cli.path, 'single', { UPSTREAM_URL: simUrl, UPSTREAM_API_KEY: SIM_KEY, IDLE_GRACE_MS: '500' });
+    procs.push(single);
+    const s = await new TestClient(single.wsUrl).ready();
+    await s.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE });
+    await s.request({ op: 'subscribe', channel: 'book', market: 'kosdaq', codes: book });
+    await s.request({ op: 'subscribe', channel: 'index', market: 'kospi', codes: ['K1'] });
+    await sleep(2500);
+    const one = await measure(6);
+    s.close();
+    await stopBridge(single);
+
+    const members = await Promise.all(['a', 'b', 'c'].map((n) => spawnBridge(cli.path, n, clusterEnv(simUrl, REDIS_URL, prefix, { LEASE_MS: '2000' }))));
+    procs.push(...members);
+    const [a, b, c] = await Promise.all(members.map((m) => new TestClient(m.wsUrl).ready()));
+    // Overlapping subsets whose union is the single process's subscriptions.
+    await subscribe(a!, QUOTE.slice(0, 2), book.slice(0, 13), false);
+    await subscribe(b!, QUOTE.slice(2), book.slice(13), true);
+    await subscribe(c!, QUOTE.slice(0, 1), book.slice(5, 20), true);
+    await leaderOf(members);
+    await sleep(3000);
+    const many = await measure(6);
+
+    for (const [id, perCycle] of Object.entries(PER_CYCLE)) {
+      for (const [run, counts] of [
+        ['single', one[id]!],
+        ['cluster', many[id]!],
+      ] as const) {
+        expect(counts.length, `${run} ${id}: seconds with calls`).toBeGreaterThanOrEqual(5);
+        for (const n of counts) expect(n, `${run} ${id}: calls in one second`).toBe(perCycle);
+      }
+      const sum = (xs: number[]) => xs.reduce((x, y) => x + y, 0);
+      expect(Math.abs(sum(many[id]!) - sum(one[id]!)), id).toBeLessThanOrEqual(perCycle);
+    }
+  }, 80_000);
+
+  it('gives every client on every process the simulator’s rows (snapshot plus patches)', async () => {
+    expect(clients.length).toBe(3);
+    sim.pause();
+    try {
+      // The leader polls the frozen market once more; its changes reach every process.
+      await sleep(3000);
+      const quote = await truthAt(simUrl, 'v2.multiquote.lists', { marketcode: 'kospi' });
+      const orderbook = new Map([
+        ...(await truthAt(simUrl, 'v3.realtime.multiquote.orderbook', { marketcode: 'kosdaq', isuCd: book.slice(0, 20) })),
+        ...(await truthAt(simUrl, 'v3.realtime.multiquote.orderbook', { marketcode: 'kosdaq', isuCd: book.slice(20) })),
+      ]);
+      const index = await truthAt(simUrl, 'v2.index.index', { marketcode: 'kospi', issuecode: 'K1' });
+      let compared = 0;
+      for (const { c, quote: q, book: bk, index: ix } of clients) {
+        expect(c.problems).toEqual([]);
+        expect(c.ofType('patch').length).toBeGreaterThan(0);
+        for (const code of q) expect(c.rows.get(`quote.kospi.${code}`), code).toEqual(quote.get(code));
+        for (const code of bk) expect(c.rows.get(`book.kosdaq.${code}`), code).toEqual(orderbook.get(code));
+        if (ix) expect(c.rows.get('index.kospi.K1')).toEqual(index.get('K1'));
+        compared += q.length + bk.length + (ix ? 1 : 0);
+      }
+      expect(compared).toBe(46);
+      // One epoch across the cluster.
+      expect(new Set(clients.map(({ c }) => c.epoch)).size).toBe(1);
+    } finally {
+      sim.resume();
+    }
+  }, 30_000);
+
+  it('answers an on-demand lookup asked on every process at once with one upstream call', async () => {
+    const calls = () => sim.stats.snapshot().byEndpoint['v2.stocks.master'] ?? 0;
+    const before = calls();
+    const replies = await Promise.all(clients.map(({ c }) => c.request({ op: 'get', resource: 'master', market: 'kospi', code: '000660' })));
+    for (const r of replies) expect(r).toMatchObject({ type: 'result', resource: 'master', code: '000660' });
+    expect(new Set(replies.map((r) => JSON.stringify((r as { data: unknown }).data))).size).toBe(1);
+    expect(calls() - before).toBe(1);
+    // Asked on one process, then on the others: they get it from Redis, not the upstream.
+    const closes = () => sim.stats.snapshot().byEndpoint['v2.stocks.closeprice'] ?? 0;
+    const before2 = closes();
+    for (const { c } of clients) {
+      const r = await c.request({ op: 'get', resource: 'closeprice', market: 'kospi', code: '005930' });
+      expect(r).toMatchObject({ type: 'result', resource: 'closeprice' });
+    }
+    expect(closes() - before2).toBe(1);
+  }, 20_000);
+});

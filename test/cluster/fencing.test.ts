@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { clusterKeys } from '../../src/cluster/keys.js';
+import { Leadership } from '../../src/cluster/leadership.js';
+import { ClusterMetrics } from '../../src/cluster/metrics.js';
+import { Mirror } from '../../src/cluster/mirror.js';
+import { ACQUIRE, RENEW, WRITE_BATCH, type Commander } from '../../src/cluster/scripts.js';
+import { LeaseState } from '../../src/cluster/lease.js';
+import { LeaderWriter } from '../../src/cluster/writer.js';
+import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { StateStore, type ChangeBatch } from '../../src/state/store.js';
+import { sleep, until } from '../bridge/helpers.js';
+import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
+
+/**
+ * Lease and fencing against a real Redis: the acquire/renew/write scripts
+ * refuse an older generation, generations keep rising after Redis loses
+ * its data, a cut-off holder stops polling before anyone else may start,
+ * and followers drop batches of a fenced-off leader.
+ */
+
+type Client = ReturnType<typeof createClient>;
+
+/** A connection that can be cut (every command fails) to play a partitioned process. */
+class Cuttable implements Commander {
+  cut = false;
+  constructor(private readonly c: Client) {}
+  sendCommand<T = unknown>(args: readonly string[], options?: { timeout?: number }): Promise<T> {
+    if (this.cut) return Promise.reject(new Error('cut off'));
+    return this.c.sendCommand<T>(args, options);
+  }
+}
+
+describe('lease and fencing on Redis', () => {
+  const prefix = uniquePrefix();
+  const k = clusterKeys(prefix);
+  let redis: Client;
+
+  beforeAll(async () => {
+    redis = createClient({ url: REDIS_URL });
+    redis.on('error', () => undefined);
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis?.close();
+    await dropPrefix(REDIS_URL, prefix);
+  });
+
+  const acquire = (owner: string, floor = 0) => ACQUIRE.run<number[]>(redis, [k.lease, k.gen], [owner, '400', String(floor)]);
+  const write = (owner: string, gen: number, code: string) =>
+    WRITE_BATCH.run<string>(
+      redis,
+      [k.lease, k.gen, k.epoch, k.state('quote.kospi'), k.log('quote.kospi')],
+      [owner, String(gen), 'E', '100', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame'],
+    );
+
+  it('grants the lease to one owner, refuses the old generation’s renewals and writes after a takeover', async () => {
+    await redis.set(k.epoch, 'E');
+    const a = await acquire('A');
+    expect(a[0]).toBe(1);
+    expect(a[2]).toBe(1);
+    const genA = a[1]!;
+    const b = await acquire('B');
+    expect(b[0]).toBe(0);
+    expect(b[1]).toBeGreaterThan(0);
+    expect(await write('A', genA, 'X')).toBe('ok');
+    expect(await write('B', genA, 'Y')).toBe('fenced');
+    await sleep(450);
+    const b2 = await acquire('B');
+    expect(b2[0]).toBe(1);
+    expect(b2[2]).toBe(0);
+    expect(b2[1]).toBe(genA + 1);
+    // A, late, tries to renew and write under its old generation.
+    expect(await RENEW.run(redis, [k.lease, k.gen], ['A', '400', String(genA)])).toBe(0);
+    expect(await write('A', genA, 'Z')).toBe('fenced');
+    expect(await redis.hGet(k.state('quote.kospi'), 'Z')).toBeNull();
+    expect(await write('B', b2[1]!, 'Z')).toBe('ok');
+    // A write under another epoch is refused too.
+    await redis.set(k.epoch, 'F');
+    expect(await write('B', b2[1]!, 'W')).toBe('epoch');
+    await redis.set(k.epoch, 'E');
+    expect(await redis.xLen(k.log('quote.kospi'))).toBe(2);
+  });
+
+  it('keeps generations rising after Redis lost its data', async () => {
+    const before = Number(await redis.get(k.gen));
+    await redis.del([k.lease, k.gen]);
+    const r = await acquire('C');
+    expect(r[0]).toBe(1);
+    expect(r[2]).toBe(1);
+    expect(r[1]).toBeGreaterThan(before);
+    // A floor from a generation seen in messages wins over a low counter.
+    await redis.del([k.lease]);
+    await redis.set(k.gen, '5');
+    const f = await acquire('D', r[1]! + 10);
+    expect(f[1]).toBe(r[1]! + 10);
+    await redis.del([k.lease]);
+  });
+
+  it('a cut-off holder stops polling before another process may start; the other takes over within two periods', async () => {
+    const leaseMs = 600;
+    const conns = [new Cuttable(redis), new Cuttable(redis)];
+    const nodes = conns.map(
+      (c, i) => new Leadership({ redis: c, keys: k, node: `N${i}`, logger: silentLogger(), leaseMs, baseMs: 200, canContend: () => true }),
+    );
+    const polls: { node: number; t: number }[] = [];
+    const timer = setInterval(() => nodes.forEach((n, i) => n.mayPoll() && polls.push({ node: i, t: Date.now() })), 5);
+    try {
+      nodes.forEach((n) => n.start());
+      await until(() => nodes.some((n) => n.mayPoll()), 5000, 'a leader');
+      const first = nodes.findIndex((n) => n.mayPoll());
+      await sleep(800);
+      const cutAt = Date.now();
+      conns[first]!.cut = true;
+      await until(() => nodes[1 - first]!.mayPoll(), 5000, 'takeover');
+      const took = Date.now() - cutAt;
+      expect(took).toBeLessThan(2 * leaseMs);
+      await sleep(300);
+      const lastOld = Math.max(...polls.filter((p) => p.node === first).map((p) => p.t));
+      const firstNew = Math.min(...polls.filter((p) => p.node !== first && p.t > cutAt).map((p) => p.t));
+      // Never both: the new holder’s first poll comes at least POLL_BASE_MS after the old one’s last.
+      expect(firstNew - lastOld).toBeGreaterThanOrEqual(195);
+      expect(nodes[first]!.mayPoll()).toBe(false);
+      // Back in touch, the old holder learns it lost the lease.
+      conns[first]!.cut = false;
+      await until(() => !nodes[first]!.lease.leader, 3000, 'old holder deposed');
+      expect(nodes[1 - first]!.mayPoll()).toBe(true);
+    } finally {
+      clearInterval(timer);
+      await Promise.all(nodes.map((n) => n.stop()));
+    }
+  }, 20_000);
+
+  it('followers drop batches of an older generation; the fenced writer stops and loses the lease', async () => {
+    const store = new StateStore({ epoch: 'E' });
+    const lease = new LeaseState({ leaseMs: 1000 });
+    const metrics = new ClusterMetrics(new Metrics({ defaults: false }).registry);
+    const got: ChangeBatch[] = [];
+    const mirror = new Mirror({ redis, keys: k, store, lease, logger: silentLogger(), metrics, emit: (b) => got.push(b), loadCount: 100, timeoutMs: 1000 });
+    lease.seen(50);
+    const frame = '{"type":"snapshot","topic":"quote.kospi.Q","seq":1,"ts":1,"data":{"isuSrtCd":"Q"},"crc":1}';
+    mirror.onMessage({ channel: 'quote', market: 'kospi', feed: 'quote.kospi' }, `49 E 1 0-0 1-0\n${frame}`);
+    await mirror.idle();
+    expect(got).toEqual([]);
+    expect(store.size).toBe(0);
+
+    // A writer whose generation is no longer current is refused and reports it.
+    const wlease = new LeaseState({ leaseMs: 1000 });
+    wlease.acquired(3, Date.now(), Date.now(), false);
+    let fenced = '';
+    const writer = new LeaderWriter({
+      redis, keys: k, node: 'old', lease: wlease, metrics, logger: silentLogger(), streamMaxLen: 100,
+      canWrite: () => true, epoch: () => 'E', onFenced: (r) => (fenced = r), onDiverged: () => undefined,
+    });
+    const leader = new StateStore({ epoch: 'E' });
+    writer.writeBatch(leader.apply('quote', 'kospi', [{ isuSrtCd: 'R', p: 1 }], 1));
+    await until(() => fenced !== '', 2000, 'fenced');
+    expect(await redis.hGet(k.state('quote.kospi'), 'R')).toBeNull();
+  });
+});
