@@ -154,12 +154,15 @@ export class Session implements Subscriber {
     return data.length;
   }
 
-  /** Writes one serialised message (or pre-joined frame) now, whatever the slow-consumer mode. */
+  /**
+   * Writes one serialised message (or pre-joined frame) now, whatever the
+   * slow-consumer mode. Replies count toward the lag like updates do: a
+   * live connection whose socket then holds more than `conflateBytes` is
+   * checked at once, a behind one by the gateway's periodic check.
+   */
   sendNow(payload: string | Buffer): void {
-    if (this.ws.readyState !== OPEN) return;
-    const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    this.ws.send(data, this.host.sendOptions);
-    this.host.wrote(data.length);
+    if (!this.write(payload)) return;
+    if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
   }
 
   /**
@@ -170,7 +173,7 @@ export class Session implements Subscriber {
     const size = this.host.chunk;
     for (let i = 0; i < frames.length; i += size) {
       const end = Math.min(frames.length, i + size);
-      this.sendNow(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
+      this.write(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
     }
     if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
   }
@@ -214,7 +217,17 @@ export class Session implements Subscriber {
     const size = this.host.chunk;
     for (let i = 0; i < frames.length; i += size) {
       const end = Math.min(frames.length, i + size);
-      this.sendNow(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
+      // Written without a check: the policy loop that drained is still running (checkSlow).
+      this.write(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
     }
+  }
+
+  /** Writes a payload if the socket is open; false when it is not. */
+  private write(payload: string | Buffer): boolean {
+    if (this.ws.readyState !== OPEN) return false;
+    const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    this.ws.send(data, this.host.sendOptions);
+    this.host.wrote(data.length);
+    return true;
   }
 }

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as connectTcp, type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Metrics } from '../../src/metrics/metrics.js';
 import type { ServerMsg, StatusMsg } from '../../src/protocol/messages.js';
@@ -137,5 +138,73 @@ export async function startProxy(target: string): Promise<Proxy> {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  });
+}
+
+/** A masked client text frame (RFC 6455 §5.2) carrying `text`. */
+export function clientFrame(text: string, opcode = 0x1): Buffer {
+  const payload = Buffer.from(text);
+  const n = payload.length;
+  const head = n < 126 ? Buffer.alloc(2) : n < 65_536 ? Buffer.alloc(4) : Buffer.alloc(10);
+  head[0] = 0x80 | opcode;
+  if (n < 126) head[1] = 0x80 | n;
+  else if (n < 65_536) {
+    head[1] = 0x80 | 126;
+    head.writeUInt16BE(n, 2);
+  } else {
+    head[1] = 0x80 | 127;
+    head.writeBigUInt64BE(BigInt(n), 2);
+  }
+  const mask = randomBytes(4);
+  const body = Buffer.allocUnsafe(n);
+  for (let i = 0; i < n; i++) body[i] = payload[i]! ^ mask[i & 3]!;
+  return Buffer.concat([head, mask, body]);
+}
+
+/** A WebSocket client on a bare TCP socket: it completes the handshake and then reads only when told to. */
+export interface RawClient {
+  readonly socket: Socket;
+  /** Sends one message object as a masked text frame. */
+  send(msg: unknown): void;
+  /** Whether the socket has closed (from either side). */
+  readonly closed: boolean;
+}
+
+/**
+ * Opens a WebSocket on a bare TCP socket, completes the handshake and stops
+ * reading at once (`pause`): a peer that never reads and never answers a
+ * ping, whose kernel buffers stay small because nothing was ever read.
+ */
+export function rawClient(wsUrl: string, headers: Record<string, string> = {}): Promise<RawClient> {
+  const u = new URL(wsUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp({ host: u.hostname, port: Number(u.port) });
+    let head = '';
+    let closed = false;
+    socket.on('close', () => (closed = true));
+    socket.on('error', () => undefined);
+    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.once('connect', () => {
+      socket.write(
+        `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
+      );
+    });
+    const onData = (d: Buffer) => {
+      head += d.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      socket.off('data', onData);
+      socket.pause();
+      if (!head.startsWith('HTTP/1.1 101')) return reject(new Error(head.split('\r\n')[0]));
+      resolve({
+        socket,
+        send: (msg) => void socket.write(clientFrame(typeof msg === 'string' ? msg : JSON.stringify(msg))),
+        get closed() {
+          return closed;
+        },
+      });
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
   });
 }
