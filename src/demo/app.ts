@@ -102,7 +102,10 @@ export class DemoApp {
       if (this.deps.client.state === 'open') this.deps.client.ping().then((ms) => this.health.roundTrip(ms), () => undefined);
     };
     setInterval(ping, 5000);
-    this.deps.client.on('welcome', () => setTimeout(ping, 200));
+    this.deps.client.on('welcome', () => {
+      setTimeout(ping, 200);
+      void this.pollStatus();
+    });
   }
 
   /** Switches the board to another market. */

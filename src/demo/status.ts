@@ -166,9 +166,14 @@ export class StatusPanel {
     // Idle feeds (nobody subscribes, nothing is polled) would only crowd the panel.
     const shown = [...this.feeds].filter(([, f]) => f.state !== 'idle');
     if (shown.length === 0) {
+      setText(this.interval, '–');
       this.feedList.replaceChildren(el('li', { class: 'muted' }, 'none polled'));
       return;
     }
+    const intervals = shown.map(([, f]) => f.intervalMs);
+    const lo = Math.min(...intervals);
+    const hi = Math.max(...intervals);
+    setText(this.interval, lo === hi ? fmtDuration(lo) : `${fmtDuration(lo)} – ${fmtDuration(hi)}`);
     const items = shown.sort(([a], [b]) => a.localeCompare(b)).map(([key, f]) => {
       const [channel = '', market = ''] = key.split('.');
       const badge = el('span', { class: `badge ${STATES.includes(f.state as (typeof STATES)[number]) ? f.state : 'error'}` }, f.state.replace('_', ' '));
@@ -199,9 +204,5 @@ export class StatusPanel {
       if (sum.lastsMs !== undefined) parts.push(sum.lastsMs >= reset ? 'lasts until the reset' : `runs out in ${fmtDuration(sum.lastsMs)}`);
     }
     setText(this.budgetNote, parts.join(' · '));
-    const active = [...this.feeds.values()].filter((f) => f.state !== 'idle').map((f) => f.intervalMs);
-    const lo = Math.min(...active);
-    const hi = Math.max(...active);
-    setText(this.interval, active.length === 0 ? '–' : lo === hi ? fmtDuration(lo) : `${fmtDuration(lo)} – ${fmtDuration(hi)}`);
   }
 }
