@@ -193,9 +193,10 @@ export class Gateway {
       this.logger.debug({ session: s.id, code: err.code }, 'client connection error');
     });
     ws.on('close', () => this.onClose(s));
-    if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
     s.sendNow(welcomeFrame(this.serverName, this.store.epoch, this.heartbeatMs, limits, this.now()));
     this.host.sent('welcome', 1);
+    // After welcome: a token that expired since it was checked still gets the first frame, then 4001.
+    if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
     this.logger.debug({ session: s.id, addr, client: grant.clientId, tokenHash: grant.tokenHash }, 'client connected');
   }
 
