@@ -216,9 +216,18 @@ export class DemoApp {
     return rows;
   }
 
+  /**
+   * Subscribes codes. The server refuses a whole message for one code it
+   * does not list (e.g. a remembered code delisted since), so a refused
+   * group is retried code by code, and only the refused code leaves the board.
+   */
   private subscribe(channel: 'price' | 'book', market: Market, codes: readonly string[]): void {
     this.deps.client.subscribe(channel, market, codes).catch((e: unknown) => {
-      this.notify(isKrxError(e) ? `${channel} ${codes.join(', ')}: ${e.message}` : String(e));
+      const unlisted = isKrxError(e) && e.code === 'invalid_code';
+      if (unlisted && codes.length > 1) return codes.forEach((c) => this.subscribe(channel, market, [c]));
+      this.notify(isKrxError(e) ? `${codes.join(', ')}: ${e.message}` : String(e));
+      const code = codes[0];
+      if (unlisted && channel === 'price' && code !== undefined && market === this.market && this.board.has(code)) this.remove(code);
     });
   }
 

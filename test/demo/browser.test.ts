@@ -166,6 +166,22 @@ describe('the demo page', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('drops a remembered code the market no longer lists, and only that one', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      await ctx.addInitScript(() =>
+        localStorage.setItem('krx-bridge.demo.v1', JSON.stringify({ market: 'kospi', codes: { kospi: ['005930', '999990', '000660'], kosdaq: [] } })),
+      );
+      const p = watch(await ctx.newPage());
+      await p.goto(`${url}/`);
+      await p.waitForSelector('#notice:not([hidden])', { timeout: 10_000 });
+      expect(await p.textContent('#notice')).toContain('999990');
+      await expect.poll(async () => (await boardPrices(p)).map(([c, pr]) => `${c}:${priced(pr)}`), { timeout: 10_000 }).toEqual(['005930:true', '000660:true']);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('saves screenshots at desktop and phone widths', async () => {
     // A fresh page each, alone on the bridge, so the pictures show what a new visitor sees.
     await page.close();
