@@ -22,11 +22,12 @@ let bridge: Bridge;
 let url: string;
 let browser: Browser;
 let page: Page;
-/** Uncaught exceptions of the pages under test. */
+/** Uncaught exceptions and failed requests of the pages under test. */
 const pageErrors: string[] = [];
 
 function watch(p: Page): Page {
   p.on('pageerror', (e) => pageErrors.push(e.message));
+  p.on('response', (r) => r.status() >= 400 && pageErrors.push(`${r.status()} ${r.url()}`));
   return p;
 }
 
