@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerMsg } from '../../src/protocol/messages.js';
+import type { Simulator } from '../../src/sim/index.js';
+import { TestClient, sleep, until } from '../bridge/helpers.js';
+import {
+  OwnRedis,
+  bundleCli,
+  callsPerSecond,
+  clusterEnv,
+  freePort,
+  leaderOf,
+  spawnBridge,
+  startSim,
+  stopBridge,
+  truthAt,
+  uniquePrefix,
+  type BridgeProc,
+} from './harness.js';
+
+/**
+ * Two bridge processes on a test-owned redis-server, which is killed
+ * (losing everything it held) and started again mid-test: no process
+ * exits, clients stay connected and are told `degraded`, then `live`; the
+ * processes re-seed Redis from memory under the same epoch, so seqs stay
+ * continuous, and there is never a second poller.
+ */
+
+const LEASE_MS = 1500;
+const QUOTE = ['005930', '000660', '035420'];
+const LIST = 'v2.multiquote.lists';
+
+type Status = Extract<ServerMsg, { type: 'status' }>;
+
+describe('cluster through a Redis restart', () => {
+  let sim: Simulator;
+  let simUrl: string;
+  let cli: { path: string; remove: () => void };
+  let redis: OwnRedis;
+  let startedAt: number;
+  const members: BridgeProc[] = [];
+  const clients: TestClient[] = [];
+
+  beforeAll(async () => {
+    ({ sim, url: simUrl } = await startSim());
+    cli = await bundleCli();
+    redis = new OwnRedis(await freePort());
+    await redis.start();
+    startedAt = Math.floor(Date.now() / 1000);
+    const env = clusterEnv(simUrl, redis.url, uniquePrefix(), { LEASE_MS: String(LEASE_MS) });
+    members.push(...(await Promise.all(['a', 'b'].map((n) => spawnBridge(cli.path, n, env)))));
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await Promise.all(members.map((m) => stopBridge(m)));
+    await redis?.kill();
+    await sim?.stop();
+    cli?.remove();
+  }, 30_000);
+
+  const states = (c: TestClient) => c.ofType('status').filter((s: Status) => s.channel === 'quote' && s.market === 'kospi').map((s: Status) => s.state);
+
+  it('keeps clients connected, reports degraded then live, and resumes with continuous seqs and one poller', async () => {
+    for (const m of members) {
+      const c = await new TestClient(m.wsUrl).ready();
+      clients.push(c);
+      await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE });
+    }
+    await leaderOf(members);
+    await until(() => clients.every((c) => states(c).includes('live') && c.seqs.size === QUOTE.length), 15_000, 'live data everywhere');
+    const epoch = clients[0]!.epoch;
+    expect(clients[1]!.epoch).toBe(epoch);
+    await sleep(1500);
+
+    await redis.kill();
+    await until(() => clients.every((c) => states(c).at(-1) === 'degraded'), 10_000, 'degraded on every client');
+    const seqsDown = clients.map((c) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)!);
+    for (const m of members) {
+      const s = await m.status();
+      expect(s.cluster?.backplane).toBe('down');
+      expect(s.cluster?.polling).toBe(false);
+      expect(s.feeds.find((f) => f.channel === 'quote' && f.market === 'kospi')?.state).toBe('degraded');
+    }
+    await sleep(2000);
+    await redis.start();
+
+    await until(() => clients.every((c) => states(c).at(-1) === 'live'), 20_000, 'live again on every client');
+    await until(() => clients.every((c, i) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)! > seqsDown[i]!), 10_000, 'changes after the restart');
+    await sleep(2000);
+    for (const m of members) expect(m.exit, `${m.name} exited`).toBeUndefined();
+    for (const c of clients) {
+      expect(c.closed).toBeUndefined();
+      expect(c.problems).toEqual([]);
+      // Continuity kept: no snapshot beyond the first one of each topic.
+      expect(c.ofType('snapshot').length).toBe(QUOTE.length);
+    }
+    // The same epoch survives (Redis was re-seeded from memory): a new client is welcomed with it.
+    const late = await new TestClient(members[1]!.wsUrl).ready();
+    clients.push(late);
+    expect(late.epoch).toBe(epoch);
+    const leader = await leaderOf(members);
+    expect((await leader.status()).cluster?.backplane).toBe('up');
+
+    // One poller throughout, before, during and after the restart.
+    const perSecond = callsPerSecond(sim, LIST, startedAt, Math.floor(Date.now() / 1000) + 1);
+    for (const [sec, n] of perSecond) expect(n, `calls in second ${sec}`).toBe(1);
+
+    sim.pause();
+    try {
+      await sleep(2500);
+      const truth = await truthAt(simUrl, LIST, { marketcode: 'kospi' });
+      for (const c of clients.slice(0, 2)) for (const code of QUOTE) expect(c.rows.get(`quote.kospi.${code}`)).toEqual(truth.get(code));
+    } finally {
+      sim.resume();
+    }
+  }, 80_000);
+});
