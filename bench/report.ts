@@ -52,6 +52,7 @@ function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
       num(x.p99Ms, 1),
       num(x.lost),
       num(x.outOfOrder),
+      num(x.disconnects),
       num(x.serverCpu, 2),
       num(x.loadCpu, 2) + (x.loadSaturated ? '!' : ''),
       num(x.otherCpu, 2),
@@ -62,7 +63,7 @@ function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
   return [
     `fanout: ${num(c.clients)} clients x ${c.topicsPerClient} topics, ${num(c.symbols)} symbols, ${c.changeRatio * 100}% change every ${c.tickMs} ms`,
     `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up; cpu in cores ('!' = load process saturated)`,
-    table(['peer', 'updates/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'lost', 'out of order', 'server cpu', 'load cpu', 'other cpu'], rows),
+    table(['peer', 'updates/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'lost', 'out of order', 'closed', 'server cpu', 'load cpu', 'other cpu'], rows),
     ratios
       ? `ratios: cpu vs socket.io ${num(ratios.cpuVsSocketio, 2)}, cpu vs floor ${num(ratios.cpuVsFloor, 2)}, p99 vs floor ${num(ratios.p99VsFloor, 2)}`
       : '',

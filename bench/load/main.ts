@@ -25,7 +25,14 @@ serve(
     },
     finish(a: { seqs: number[] }) {
       if (!pool) throw new Error('not connected');
-      return { tailLost: pool.tailLoss(a.seqs), totals: { ...pool.totals }, errors: pool.errors, lastError: pool.lastError };
+      return {
+        tailLost: pool.tailLoss(a.seqs),
+        totals: { ...pool.totals },
+        errors: pool.errors,
+        lastError: pool.lastError,
+        disconnects: pool.disconnects,
+        lastDisconnect: pool.lastDisconnect,
+      };
     },
     async snapshot(a: { port: number; expected: number; repeats: number; pauseMs: number }) {
       const out = [];

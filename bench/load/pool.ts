@@ -80,6 +80,10 @@ export class LoadPool {
   /** Error messages received, and the last one. */
   errors = 0;
   lastError = '';
+  /** Connections that closed without being asked to, and the last reason. */
+  disconnects = 0;
+  lastDisconnect = '';
+  private closing = false;
   /** Scanned frames checked against JSON.parse, and how many disagreed. */
   verified = 0;
   scanMismatches = 0;
@@ -150,6 +154,7 @@ export class LoadPool {
 
   /** Closes every connection. */
   close(): void {
+    this.closing = true;
     for (const c of this.clients) {
       c.ws?.terminate();
       c.sio?.disconnect();
@@ -161,6 +166,7 @@ export class LoadPool {
     if (this.target.peer === 'socketio') {
       const s = io(this.url, { transports: ['websocket'], forceNew: true, reconnection: false, timeout: 60_000 });
       c.sio = s;
+      s.on('disconnect', (reason) => this.lost(`socket.io: ${reason}`));
       s.on('m', (m: Msg) => {
         this.now = wallMs();
         this.frames++;
@@ -177,6 +183,9 @@ export class LoadPool {
     const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true });
     c.ws = ws;
     ws.on('message', (data: Buffer) => this.onFrame(c, data));
+    ws.on('close', (code, reason) => {
+      if (c.open) this.lost(`close ${code} ${reason.toString()}`);
+    });
     return new Promise((resolve, reject) => {
       ws.once('open', () => {
         c.open = true;
@@ -207,6 +216,12 @@ export class LoadPool {
       else c.ws!.send(JSON.stringify({ sub: topics }));
     }
     return done;
+  }
+
+  private lost(reason: string): void {
+    if (this.closing) return;
+    this.disconnects++;
+    this.lastDisconnect = reason;
   }
 
   private acked(c: Client): void {

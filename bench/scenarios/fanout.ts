@@ -30,7 +30,11 @@ export interface FanoutConfig {
   readonly windowMs: number;
   /** Connection handshakes (and subscriptions) in flight at once. */
   readonly concurrency: number;
-  /** Wait after the last tick before counting what never arrived, ms. */
+  /**
+   * After the last tick, wait at least this long, and then until no update
+   * arrived for this long (at most `MAX_DRAIN_MS`), before counting what
+   * never arrived, ms.
+   */
   readonly drainMs: number;
   /** Wildcard snapshot probes run against the bridge while its load runs (0 for none). */
   readonly snapshotProbes: number;
@@ -68,6 +72,11 @@ export interface PeerResult {
   readonly p99Ms: number;
   /** Updates lost over the whole run: gaps seen plus updates that never arrived. */
   readonly lost: number;
+  /** Clients whose connection closed during the run without being asked to. */
+  readonly disconnects: number;
+  readonly lastDisconnect?: string;
+  /** Time from the last tick until deliveries stopped (backlog drained), ms. */
+  readonly drainedMs: number;
   readonly outOfOrder: number;
   readonly offeredPerSec: number;
   readonly serverCpu: number;
@@ -86,6 +95,14 @@ export interface PeerResult {
   readonly snapshotProbes?: SnapshotProbe[];
 }
 
+interface Finish {
+  readonly tailLost: number;
+  readonly totals: ContinuityTotals;
+  /** Connections that closed without being asked to, and the last reason given. */
+  readonly disconnects: number;
+  readonly lastDisconnect: string;
+}
+
 interface LoadMark extends LoadCounts {
   readonly cpuUs: number;
   readonly wallMs: number;
@@ -95,6 +112,21 @@ const SERVER = 'bench/server/main.ts';
 const LOAD = 'bench/load/main.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Longest wait for a backlog to drain after the last tick, ms. */
+const MAX_DRAIN_MS = 60_000;
+
+/** Waits until the load received nothing for `quietMs` (and `quietMs` at least); returns the time waited, ms. */
+async function drain(load: Child, quietMs: number): Promise<number> {
+  const t0 = performance.now();
+  let last = -1;
+  for (;;) {
+    await sleep(quietMs);
+    const { received, snapshots } = await load.request<LoadMark>('mark');
+    if (received + snapshots === last || performance.now() - t0 > MAX_DRAIN_MS) return performance.now() - t0;
+    last = received + snapshots;
+  }
+}
 
 /** The subscription layout of a fan-out run. */
 export function layoutOf(cfg: FanoutConfig): SubsLayout {
@@ -144,11 +176,11 @@ export async function runFanoutPeer(peer: PeerName, cfg: FanoutConfig, log: (s: 
       snapshotProbes = await load.request<SnapshotProbe[]>('snapshot', { port, expected: cfg.symbols, repeats: cfg.snapshotProbes, pauseMs: 300 });
     }
     const { seqs } = await server.request<{ seqs: number[] }>('stopTicks');
-    await sleep(cfg.drainMs);
-    const fin = await load.request<{ tailLost: number; totals: ContinuityTotals }>('finish', { seqs });
+    const drainedMs = await drain(load, cfg.drainMs);
+    const fin = await load.request<Finish>('finish', { seqs });
     const peerStats = await server.request<Record<string, number>>('stats');
     const scanCheck = { verifiedFrames: prev.l.verified, mismatches: prev.l.scanMismatches };
-    return summarise(cfg, windows, conn, fin, peerStats, scanCheck, snapshotProbes);
+    return summarise(cfg, windows, conn, { ...fin, drainedMs }, peerStats, scanCheck, snapshotProbes);
   } finally {
     await Promise.all([load.close(), server.close()]);
   }
@@ -196,7 +228,7 @@ function summarise(
   cfg: FanoutConfig,
   windows: Window[],
   conn: { openMs: number; subscribeMs: number; failed: number },
-  fin: { tailLost: number; totals: ContinuityTotals },
+  fin: Finish & { drainedMs: number },
   peerStats: Record<string, number>,
   scanCheck: { verifiedFrames: number; mismatches: number },
   snapshotProbes: SnapshotProbe[] | undefined,
@@ -209,6 +241,9 @@ function summarise(
     p50Ms: med((w) => w.latency.p50),
     p99Ms: med((w) => w.latency.p99),
     lost: fin.totals.lost + fin.tailLost,
+    disconnects: fin.disconnects,
+    ...(fin.disconnects > 0 ? { lastDisconnect: fin.lastDisconnect } : {}),
+    drainedMs: fin.drainedMs,
     outOfOrder: fin.totals.outOfOrder,
     offeredPerSec: med((w) => w.offeredPerSec),
     serverCpu: med((w) => w.serverCpu),
