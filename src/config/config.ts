@@ -59,6 +59,10 @@ export const SETTINGS = {
   AUTH_TOKENS_FILE: { schema: z.string().min(1).optional(), text: 'File of client tokens, one per line, optionally followed by JSON limits.' },
   AUTH_JWT_SECRET: { schema: z.string().min(16).optional(), text: 'HMAC secret for HS256 client JWTs (at least 16 characters).' },
   ALLOWED_ORIGINS: { schema: csv.optional(), text: 'Comma-separated browser origins allowed to connect. Unset: any origin.' },
+  TRUST_PROXY: {
+    schema: bool.default(false),
+    text: 'Take the client address from the first `X-Forwarded-For` entry (per-address limits behind a proxy that overwrites that header).',
+  },
   REDIS_URL: {
     schema: z.string().url().optional(),
     text: 'Redis URL (e.g. `redis://127.0.0.1:6379`); set it to run several bridge processes as one cluster. Unset: one process, no Redis.',
