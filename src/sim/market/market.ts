@@ -24,11 +24,16 @@ import { applyStep, dayParams, initialLive, type DayParams, type Live, type Step
  * The simulated market: the listing, one session day of live state per
  * issue, index and contract, and the steps taken so far that day. `advance`
  * moves it to a KST time, stepping through the sessions it crosses (in
- * 2-minute steps when it has to catch up) and rolling the day at 08:30.
+ * 2-minute steps when it has to catch up, 15-second steps over the last
+ * half hour) and rolling the day at 08:30.
  */
 
 /** Longest gap between two steps when catching up, in seconds. */
 export const CATCH_UP_STEP = 120;
+/** Gap between catch-up steps over the last `FINE_WINDOW` seconds, so recent intraday bars look traded. */
+export const FINE_STEP = 15;
+/** How far back from the target time catch-up uses `FINE_STEP`, in seconds. */
+export const FINE_WINDOW = 1800;
 
 /** Days of live-traded bars kept for history. */
 const KEEP_DAYS = 10;
@@ -53,8 +58,9 @@ function schedule(r: Range): [number, StepKind][] {
     const hi = Math.min(r.to, b);
     if (hi <= lo) return;
     let t = lo;
-    while (hi - t > CATCH_UP_STEP) {
-      t += CATCH_UP_STEP;
+    const step = () => (r.to - t <= FINE_WINDOW ? FINE_STEP : CATCH_UP_STEP);
+    while (hi - t > step()) {
+      t += step();
       out.push([t, kind]);
     }
     if (t < hi) out.push([hi, kind]);
