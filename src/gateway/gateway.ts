@@ -7,7 +7,7 @@ import type { Limits } from '../protocol/constants.js';
 import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
 import type { StateStore } from '../state/store.js';
 import type { AuthGranted } from './auth.js';
-import { errorFrame, type RequestId, type WireError } from './errors.js';
+import { closeCodeOfWsError, errorFrame, type RequestId, type WireError } from './errors.js';
 import { Fanout } from './fanout.js';
 import { releaseDemand, type HandlerContext } from './handlers.js';
 import { handleInbound, type InboundDeps } from './inbound.js';
@@ -189,7 +189,9 @@ export class Gateway {
       s.lastSeen = this.now();
     });
     ws.on('error', (err: Error & { code?: string }) => {
-      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.metrics.closes.inc({ code: String(CLOSE_CODES.tooBig.code) });
+      // ws closes the connection itself on a bad frame; count it with the others the server closes.
+      const close = closeCodeOfWsError(err.code);
+      if (close !== undefined) this.metrics.closes.inc({ code: String(close) });
       this.logger.debug({ session: s.id, code: err.code }, 'client connection error');
     });
     ws.on('close', () => this.onClose(s));

@@ -209,6 +209,7 @@ describe('protocol fuzz against a live bridge', () => {
     expect(failures.slice(0, 20)).toEqual([]);
     expect(closes.get(1009) ?? 0).toBeGreaterThan(0);
     expect([...closes.keys()].every((code) => code === 1009)).toBe(true);
+    expect(await metric(tb.bridge.metrics, 'krx_server_closes_total', { code: '1009' })).toBe(closes.get(1009));
     // Nothing leaked onto shared prototypes.
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.keys(Object.prototype)).toEqual([]);
@@ -251,7 +252,7 @@ describe('protocol fuzz against a live bridge', () => {
     alive.ws.close();
   });
 
-  it('closes framing violations the way RFC 6455 says (1002, 1007) and keeps serving', async () => {
+  it('closes framing violations the way RFC 6455 says (1002, 1007), counts them, and keeps serving', async () => {
     const cases: { data: Buffer; code: number }[] = [
       // An unmasked client frame.
       { data: Buffer.from([0x81, 0x02, 0x7b, 0x7d]), code: 1002 },
@@ -260,6 +261,8 @@ describe('protocol fuzz against a live bridge', () => {
       // A text frame that is not UTF-8.
       { data: Buffer.concat([Buffer.from([0x81, 0x82]), Buffer.alloc(4), Buffer.from([0xc3, 0x28])]), code: 1007 },
     ];
+    const counted = async (code: number) => metric(tb.bridge.metrics, 'krx_server_closes_total', { code: String(code) });
+    const before = { 1002: await counted(1002), 1007: await counted(1007) };
     for (const k of cases) {
       const r = await rawClient(tb.wsUrl);
       r.socket.resume();
@@ -272,6 +275,9 @@ describe('protocol fuzz against a live bridge', () => {
       expect(got.readUInt16BE(at + 2)).toBe(k.code);
     }
     await sleep(50);
+    // Counted with the closes the server makes itself.
+    expect(await counted(1002)).toBe(before[1002] + 2);
+    expect(await counted(1007)).toBe(before[1007] + 1);
     expect((await fetch(`${tb.url}/healthz`)).status).toBe(200);
   });
 });
