@@ -44,6 +44,8 @@ export class ClusterDemand implements DemandView {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private flushing: Promise<void> | undefined;
+  private readonly changed = new Set<string>();
+  private stopped = false;
 
   /** A view that follows nothing until `start()`. */
   constructor(private readonly opts: ClusterDemandOptions) {}
@@ -51,10 +53,9 @@ export class ClusterDemand implements DemandView {
   /** Follows local changes and refreshes every period. */
   start(): void {
     this.unsubscribe = this.opts.local.onChange((channel, market) => {
-      const feed = feedOf(channel, market);
-      this.dirty.add(feed);
-      this.recompute({ channel, market, feed });
-      void this.flush();
+      // One subscribe of many codes changes demand once per code: handle them together, after it.
+      if (this.changed.size === 0) queueMicrotask(() => this.localChanged());
+      this.changed.add(feedOf(channel, market));
     });
     for (const f of ALL_FEEDS) this.recompute(f);
     this.timer = setInterval(() => void this.sync(), this.opts.refreshMs);
@@ -63,6 +64,7 @@ export class ClusterDemand implements DemandView {
 
   /** Stops following and withdraws this process's registrations. */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     await this.flushing?.catch(() => undefined);
@@ -119,6 +121,17 @@ export class ClusterDemand implements DemandView {
     } catch (err) {
       this.opts.logger.debug({ err: (err as Error).message }, 'demand read failed');
     }
+  }
+
+  private localChanged(): void {
+    if (this.stopped) return this.changed.clear();
+    for (const f of ALL_FEEDS) {
+      if (!this.changed.has(f.feed)) continue;
+      this.dirty.add(f.feed);
+      this.recompute(f);
+    }
+    this.changed.clear();
+    void this.flush();
   }
 
   /** Codes this process wants on a feed, the wildcard as `*`. */
