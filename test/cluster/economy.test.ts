@@ -146,4 +146,20 @@ describe('cluster economy and correctness', () => {
     }
     expect(closes() - before2).toBe(1);
   }, 20_000);
+
+  it('stops polling once the last subscriber anywhere in the cluster has left', async () => {
+    const realtime = () => Object.keys(PER_CYCLE).reduce((n, id) => n + (sim.stats.snapshot().byEndpoint[id] ?? 0), 0);
+    // Two of three leave: their processes' demand goes, the rest is still polled.
+    for (const { c } of clients.slice(0, 2)) c.close();
+    await sleep(2500);
+    const r0 = realtime();
+    await sleep(1500);
+    expect(realtime()).toBeGreaterThan(r0);
+    clients[2]!.c.close();
+    // After the idle grace (1 s) and a poll interval, nothing more.
+    await sleep(2500);
+    const r1 = realtime();
+    await sleep(2500);
+    expect(realtime()).toBe(r1);
+  }, 20_000);
 });
