@@ -72,6 +72,8 @@ export class Feed {
   lastOkTs: number | undefined;
   /** Upstream calls made by this feed. */
   calls = 0;
+  /** When the current state (with its reason and interval) was entered, ms epoch; 0 before the first. */
+  private stateTs = 0;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private nextAt = 0;
@@ -120,7 +122,7 @@ export class Feed {
     this.timer = undefined;
   }
 
-  /** The feed's status as published. */
+  /** The feed's status as published; `ts` is when its state was entered (not when it is asked). */
   status(): FeedStatus {
     return {
       channel: this.channel,
@@ -128,7 +130,7 @@ export class Feed {
       state: this.state,
       intervalMs: this.intervalMs,
       ...(this.reason ? { reason: this.reason } : {}),
-      ts: this.ctx.clock.now(),
+      ts: this.stateTs || this.ctx.clock.now(),
     };
   }
 
@@ -288,6 +290,7 @@ export class Feed {
     this.state = state;
     this.reason = reason;
     this.intervalMs = intervalMs;
+    this.stateTs = this.ctx.clock.now();
     this.ctx.bus.publishStatus(this.status());
   }
 }
