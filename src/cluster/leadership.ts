@@ -111,7 +111,8 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
   private async acquire(): Promise<number | undefined> {
     const k = this.opts.keys;
     const sentAt = this.now();
-    const r = await ACQUIRE.run<number[]>(this.opts.redis, [k.lease, k.gen], [this.opts.node, String(this.opts.leaseMs), String(this.lease.maxGen + 1)], this.timeout());
+    const args = [this.opts.node, String(this.opts.leaseMs), String(this.lease.maxGen + 1)];
+    const r = await ACQUIRE.run<number[]>(this.opts.redis, [k.lease, k.gen], args, this.timeout());
     if (r[0] !== 1) return r[1];
     const gen = Number(r[1]);
     const wiped = r[2] === 1;

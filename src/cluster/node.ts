@@ -17,7 +17,8 @@ import { Leadership } from './leadership.js';
 import { ClusterMetrics } from './metrics.js';
 import { Mirror } from './mirror.js';
 import { FeedStates } from './statuses.js';
-import { LeaderWriter, loadShared } from './writer.js';
+import { LeaderTerm } from './term.js';
+import { LeaderWriter } from './writer.js';
 
 /**
  * One bridge process in cluster mode (REDIS_URL set): the Redis
@@ -91,6 +92,7 @@ export class ClusterNode {
   private readonly keys: ClusterKeys;
   private readonly backplane: Backplane;
   private readonly leadership: Leadership;
+  private readonly term: LeaderTerm;
   private readonly mirror: Mirror;
   private readonly budgetShare: BudgetShare;
   private readonly states: FeedStates;
@@ -99,10 +101,7 @@ export class ClusterNode {
   private readonly timeoutMs: number;
   private poller: PollerHandle | undefined;
   private synced = false;
-  private prepared = false;
-  private preparing: Promise<void> | undefined;
   private recovering: Promise<void> | undefined;
-  private termEpoch = '';
   private timer: NodeJS.Timeout | undefined;
 
   /** A node; nothing connects until `start()`. */
@@ -112,28 +111,38 @@ export class ClusterNode {
     this.timeoutMs = Math.max(500, opts.leaseMs);
     this.metrics = new ClusterMetrics(opts.metrics.registry);
     const log = opts.logger;
-    this.backplane = new Backplane({ url: opts.url, logger: log, connectTimeoutMs: Math.max(1000, opts.leaseMs) });
-    const redis = this.backplane;
-    this.leadership = new Leadership({ redis, keys: this.keys, node: this.id, logger: log, leaseMs: opts.leaseMs, baseMs: opts.baseMs, canContend: () => this.backplane.up && this.synced, now: this.now });
+    const keys = this.keys;
+    const redis = (this.backplane = new Backplane({ url: opts.url, logger: log, connectTimeoutMs: Math.max(1000, opts.leaseMs) }));
+    this.leadership = new Leadership({
+      redis, keys, node: this.id, logger: log, leaseMs: opts.leaseMs, baseMs: opts.baseMs, now: this.now,
+      canContend: () => redis.up && this.synced,
+    });
     const lease = this.leadership.lease;
     this.pollStore = new StateStore({ ringSize: 1, epoch: opts.store.epoch });
     const writer = new LeaderWriter({
-      redis, keys: this.keys, node: this.id, lease, metrics: this.metrics, logger: log, streamMaxLen: opts.streamMaxLen,
-      canWrite: () => this.prepared && this.backplane.up,
-      epoch: () => this.termEpoch,
+      redis, keys, node: this.id, lease, metrics: this.metrics, logger: log, streamMaxLen: opts.streamMaxLen,
+      canWrite: () => this.term.prepared && redis.up,
+      epoch: () => this.term.epoch,
       onFenced: (reason) => this.leadership.lose(reason),
-      onDiverged: (reason) => this.diverged(reason),
+      onDiverged: (reason) => this.term.diverged(reason),
     });
     this.bus = new ClusterBus(writer);
     this.mirror = new Mirror({
-      redis, keys: this.keys, store: opts.store, lease, logger: log, metrics: this.metrics, emit: (b) => this.bus.deliver(b),
+      redis, keys, store: opts.store, lease, logger: log, metrics: this.metrics, emit: (b) => this.bus.deliver(b),
       loadCount: Math.min(opts.streamMaxLen, 5000), timeoutMs: this.timeoutMs,
     });
-    this.union = new ClusterDemand({ redis, keys: this.keys, node: this.id, local: opts.demand, logger: log, refreshMs: opts.leaseMs, ttlMs: 3 * opts.leaseMs, isUp: () => this.backplane.up });
-    this.cache = new RedisSharedCache({ redis, keys: this.keys, metrics: this.metrics, lockMs: opts.lockMs, timeoutMs: this.timeoutMs });
-    this.budgetShare = new BudgetShare({ redis, keys: this.keys, budget: opts.budget, logger: log, timeoutMs: this.timeoutMs });
-    this.states = new FeedStates((s) => this.bus.deliverStatus(s), () => this.localFeeds(), this.now);
-    for (const f of ALL_FEEDS) this.channels.set(this.keys.events(f.feed), f);
+    this.union = new ClusterDemand({
+      redis, keys, node: this.id, local: opts.demand, logger: log, refreshMs: opts.leaseMs, ttlMs: 3 * opts.leaseMs, isUp: () => redis.up,
+    });
+    this.cache = new RedisSharedCache({ redis, keys, metrics: this.metrics, lockMs: opts.lockMs, timeoutMs: this.timeoutMs });
+    this.budgetShare = new BudgetShare({ redis, keys, budget: opts.budget, logger: log, timeoutMs: this.timeoutMs });
+    this.term = new LeaderTerm({
+      backplane: redis, keys, leadership: this.leadership, mirror: this.mirror, store: opts.store, pollStore: this.pollStore,
+      budgetShare: this.budgetShare, union: this.union, bus: this.bus, poller: () => this.poller, logger: log, now: this.now,
+      timeoutMs: this.timeoutMs,
+    });
+    this.states = new FeedStates((st) => this.bus.deliverStatus(st), () => this.localFeeds(), this.now);
+    for (const f of ALL_FEEDS) this.channels.set(keys.events(f.feed), f);
   }
 
   /**
@@ -143,17 +152,22 @@ export class ClusterNode {
    */
   async start(): Promise<void> {
     const b = this.backplane;
+    const k = this.keys;
     b.on('up', () => void this.recover());
     b.on('down', () => this.onDown());
     await b.subscribe([...this.channels.keys()], (msg, ch) => {
       const f = this.channels.get(ch);
       if (f) this.mirror.onMessage(f, msg);
     });
-    await b.subscribe([this.keys.statusChannel, this.keys.demandChannel, this.keys.leaseChannel], (msg, ch) => this.onControl(ch, msg));
+    await b.subscribe([k.statusChannel, k.demandChannel, k.leaseChannel], (msg, ch) => this.onControl(ch, msg));
     this.union.start();
     this.budgetShare.start();
-    this.leadership.on('elected', (gen) => this.onElected(gen));
-    this.leadership.on('deposed', () => (this.prepared = false));
+    this.leadership.on('elected', (gen) => {
+      this.metrics.elections.inc();
+      this.metrics.generation.set(gen);
+      this.term.begin(gen);
+    });
+    this.leadership.on('deposed', () => this.term.end());
     if (await b.connect(this.opts.leaseMs)) {
       await this.recovering;
       await this.settleEpoch();
@@ -166,20 +180,6 @@ export class ClusterNode {
     this.timer.unref();
   }
 
-  /**
-   * Before serving, makes sure clients are welcomed with the cluster's
-   * epoch: waits one lease period for a process that holds state to
-   * re-seed it (after Redis lost its data), then creates it.
-   */
-  private async settleEpoch(): Promise<void> {
-    const end = this.now() + this.opts.leaseMs;
-    try {
-      while (!(await this.mirror.ensureEpoch(this.now() >= end))) await new Promise((r) => setTimeout(r, 100));
-    } catch (err) {
-      this.opts.logger.warn({ err: (err as Error).message }, 'cluster epoch not settled at start');
-    }
-  }
-
   /** Hands over the poller (after start), to wake it and republish its states at each term. */
   attach(poller: PollerHandle): void {
     this.poller = poller;
@@ -187,7 +187,7 @@ export class ClusterNode {
 
   /** Whether this process may call the upstream now (leader, state loaded, Redis up, lease valid). */
   mayPoll(): boolean {
-    const ok = this.prepared && this.backplane.up && this.leadership.mayPoll();
+    const ok = this.term.prepared && this.backplane.up && this.leadership.mayPoll();
     this.metrics.leader.set(ok ? 1 : 0);
     return ok;
   }
@@ -215,7 +215,7 @@ export class ClusterNode {
   /** Releases the lease and this process's demand, then closes Redis (call after the poller stopped). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    this.prepared = false;
+    this.term.end();
     this.budgetShare.stop();
     if (this.backplane.up) {
       await this.leadership.stop();
@@ -224,16 +224,28 @@ export class ClusterNode {
     await this.backplane.close();
   }
 
-  // --- backplane ------------------------------------------------------------
+  /**
+   * Before serving, makes sure clients are welcomed with the cluster's
+   * epoch: waits one lease period for a process that holds state to
+   * re-seed it (after Redis lost its data), then creates it.
+   */
+  private async settleEpoch(): Promise<void> {
+    const end = this.now() + this.opts.leaseMs;
+    try {
+      while (!(await this.mirror.ensureEpoch(this.now() >= end))) await new Promise((r) => setTimeout(r, 100));
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'cluster epoch not settled at start');
+    }
+  }
 
   private onDown(): void {
     this.synced = false;
-    this.prepared = false;
+    this.term.end();
     this.metrics.backplaneUp.set(0);
     this.states.down();
   }
 
-  /** After (re)connecting: epoch, shared state, states, demand, budget; then contend again. */
+  /** After (re)connecting: epoch, shared state, feed states, demand, budget; then contend again. */
   private recover(): Promise<void> {
     const run = async (): Promise<void> => {
       try {
@@ -249,16 +261,19 @@ export class ClusterNode {
         this.opts.logger.warn({ err: (err as Error).message }, 'cluster state not loaded; retrying');
       }
     };
-    this.recovering = (this.recovering ?? Promise.resolve()).then(run);
-    return this.recovering;
+    const p = (this.recovering ?? Promise.resolve()).then(run).finally(() => {
+      if (this.recovering === p) this.recovering = undefined;
+    });
+    this.recovering = p;
+    return p;
   }
 
   private async loadStates(): Promise<void> {
     const raw = await this.backplane.sendCommand<string[]>(['HGETALL', this.keys.status], { timeout: this.timeoutMs });
     const shared: FeedStatus[] = [];
     for (const [, json] of pairs(raw)) {
-      const s = decodeStatus(json);
-      if (s) shared.push(s);
+      const st = decodeStatus(json);
+      if (st) shared.push(st);
     }
     this.states.up(shared);
   }
@@ -277,60 +292,16 @@ export class ClusterNode {
     } else if (channel === k.leaseChannel) this.leadership.poke();
   }
 
-  // --- leadership -------------------------------------------------------------
-
-  private onElected(gen: number): void {
-    this.metrics.elections.inc();
-    this.metrics.generation.set(gen);
-    this.prepared = false;
-    this.preparing ??= this.prepare(gen).finally(() => (this.preparing = undefined));
-  }
-
-  /**
-   * Starts a term: waits until the lease allows the first call, fixes the
-   * epoch, loads the shared rows and seqs into the poller's store, restores
-   * the shared budget and demand, then lets the poller run.
-   */
-  private async prepare(gen: number): Promise<void> {
-    const lease = this.leadership.lease;
-    const st = lease.state;
-    if (st.role !== 'leader' || st.gen !== gen) return;
-    const wait = st.pollFrom - this.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    try {
-      if (lease.gen !== gen || !(await this.mirror.ensureEpoch(true))) return;
-      const epoch = this.opts.store.epoch;
-      const n = await loadShared(this.backplane, this.keys, this.pollStore, epoch, this.timeoutMs);
-      await this.budgetShare.pull();
-      await this.union.refresh();
-      if (lease.gen !== gen || !this.backplane.up) return;
-      this.termEpoch = epoch;
-      this.prepared = true;
-      this.opts.logger.info({ gen, epoch, topics: n }, 'polling as the cluster leader');
-      for (const s of this.poller?.statuses() ?? []) if (s.state !== 'idle') this.bus.publishStatus(s);
-      this.poller?.wakeAll();
-    } catch (err) {
-      this.opts.logger.warn({ err: (err as Error).message }, 'leader state not loaded; retrying');
-    }
-  }
-
-  /** The poller's store may differ from Redis (a write failed): stop polling until reloaded. */
-  private diverged(reason: string): void {
-    if (!this.prepared) return;
-    this.prepared = false;
-    this.opts.logger.warn({ reason }, 'shared state write failed: reloading before polling again');
-  }
-
-  /** Periodic: re-prepare after a divergence, adopt a late epoch, refresh the shared budget. */
+  /** Periodic: retry a failed recovery, reload after a divergence, adopt a late epoch, follow the shared budget. */
   private tick(): void {
-    if (!this.backplane.up || !this.synced) return;
-    const lease = this.leadership.lease;
-    if (lease.leader && !this.prepared && !this.preparing) {
-      const gen = lease.gen!;
-      this.preparing = this.prepare(gen).finally(() => (this.preparing = undefined));
+    if (!this.backplane.up) return;
+    if (!this.synced) {
+      if (!this.recovering) void this.recover();
+      return;
     }
+    this.term.ensure();
     if (!this.mirror.confirmed) void this.mirror.ensureEpoch(false).catch(() => undefined);
-    if (!lease.leader) void this.budgetShare.pull().catch(() => undefined);
+    if (!this.leadership.lease.leader) void this.budgetShare.pull().catch(() => undefined);
     this.mayPoll();
   }
 
