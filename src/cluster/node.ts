@@ -141,7 +141,7 @@ export class ClusterNode {
       budgetShare: this.budgetShare, union: this.union, bus: this.bus, poller: () => this.poller, logger: log, now: this.now,
       timeoutMs: this.timeoutMs,
     });
-    this.states = new FeedStates((st) => this.bus.deliverStatus(st), () => this.localFeeds(), this.now);
+    this.states = new FeedStates((st) => this.bus.deliverStatus(st), this.now);
     for (const f of ALL_FEEDS) this.channels.set(keys.events(f.feed), f);
   }
 
@@ -305,7 +305,4 @@ export class ClusterNode {
     this.mayPoll();
   }
 
-  private *localFeeds(): IterableIterator<string> {
-    for (const [feed] of this.opts.demand.entries()) yield feed;
-  }
 }

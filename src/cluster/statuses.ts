@@ -5,9 +5,9 @@ import { ALL_FEEDS } from './keys.js';
 
 /**
  * Feed states in a cluster process: the latest the leader published, or
- * `degraded` for every feed this process knows of while its backplane is
- * down (clients are told once when it goes down, and get the real states
- * back when it returns).
+ * `degraded` for every feed while its backplane is down (clients are told
+ * once when it goes down, on subscribe while it stays down, and get the
+ * real states back when it returns).
  */
 
 /** Reason carried by `degraded` states. */
@@ -23,14 +23,9 @@ export class FeedStates {
   private readonly latest = new Map<string, FeedStatus>();
   private degradedAt: number | undefined;
 
-  /**
-   * States delivered through `deliver`; `localFeeds` lists the feeds this
-   * process's clients use (`channel.market`), which are reported degraded
-   * even before any state was seen.
-   */
+  /** States delivered through `deliver`. */
   constructor(
     private readonly deliver: (status: FeedStatus) => void,
-    private readonly localFeeds: () => Iterable<string>,
     private readonly now: () => number,
   ) {}
 
@@ -45,7 +40,7 @@ export class FeedStates {
     if (this.degradedAt === undefined) this.deliver(status);
   }
 
-  /** The backplane went down: every known feed is delivered as degraded. */
+  /** The backplane went down: every feed is delivered as degraded (to its subscribers). */
   down(): void {
     if (this.degradedAt !== undefined) return;
     this.degradedAt = this.now();
@@ -60,11 +55,10 @@ export class FeedStates {
     for (const s of shared) this.deliver(s);
   }
 
-  /** Every feed's current state as this process reports it. */
+  /** Every feed's current state as this process reports it (every feed, while degraded). */
   current(): FeedStatus[] {
     const at = this.degradedAt;
     if (at === undefined) return [...this.latest.values()];
-    const feeds = new Set([...this.latest.keys(), ...this.localFeeds()]);
-    return ALL_FEEDS.filter((f) => feeds.has(f.feed)).map((f) => degradedStatus(f.channel, f.market, at));
+    return ALL_FEEDS.map((f) => degradedStatus(f.channel, f.market, at));
   }
 }

@@ -112,5 +112,30 @@ describe('cluster through a Redis restart', () => {
     } finally {
       sim.resume();
     }
+    const metrics = await (await fetch(`${leader.url}/metrics`)).text();
+    expect(metrics).toMatch(/^krx_cluster_leader 1$/m);
+    expect(metrics).toMatch(/^krx_cluster_backplane_up 1$/m);
   }, 80_000);
+
+  it('starts without Redis (degraded, serving), and joins when Redis appears', async () => {
+    const later = new OwnRedis(await freePort());
+    const env = clusterEnv(simUrl, later.url, uniquePrefix(), { LEASE_MS: String(LEASE_MS) });
+    const lone = await spawnBridge(cli.path, 'lone', env);
+    members.push(lone);
+    try {
+      const s = await lone.status();
+      expect(s.cluster?.backplane).toBe('down');
+      const c = await new TestClient(lone.wsUrl).ready();
+      clients.push(c);
+      await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE });
+      await until(() => states(c).at(-1) === 'degraded', 5000, 'degraded on subscribe');
+      await later.start();
+      await until(() => states(c).at(-1) === 'live' && c.seqs.size === QUOTE.length, 20_000, 'live data once Redis answers');
+      expect(c.problems).toEqual([]);
+      expect((await lone.status()).cluster).toMatchObject({ backplane: 'up', role: 'leader', polling: true, epochConfirmed: true });
+    } finally {
+      await stopBridge(lone);
+      await later.kill();
+    }
+  }, 40_000);
 });

@@ -15,7 +15,7 @@ import {
 } from '../../src/cluster/codec.js';
 import { reconnectDelay } from '../../src/cluster/backplane.js';
 import { LeaseState } from '../../src/cluster/lease.js';
-import { FeedStates } from '../../src/cluster/statuses.js';
+import { DEGRADED_REASON, FeedStates } from '../../src/cluster/statuses.js';
 import { demandDelta, sameWant, unionOf } from '../../src/cluster/union.js';
 import type { FeedStatus } from '../../src/bus/bus.js';
 import { StateStore } from '../../src/state/store.js';
@@ -257,22 +257,24 @@ describe('mirror into a StateStore', () => {
 });
 
 describe('feed states with the backplane’s health', () => {
-  it('reports degraded for known and locally used feeds while down, then the shared states', () => {
+  it('reports every feed degraded while down, then the shared states', () => {
     const out: FeedStatus[] = [];
-    const local = ['book.kosdaq'];
-    const st = new FeedStates((s) => out.push(s), () => local, () => 99);
+    const st = new FeedStates((s) => out.push(s), () => 99);
     const live: FeedStatus = { channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 };
     st.record(live);
     expect(out).toEqual([live]);
     st.down();
     st.down();
-    expect(out.slice(1).map((s) => `${s.channel}.${s.market}:${s.state}`)).toEqual(['quote.kospi:degraded', 'book.kosdaq:degraded']);
-    expect(st.current().every((s) => s.state === 'degraded' && s.ts === 99)).toBe(true);
+    const degraded = out.slice(1);
+    expect(degraded).toHaveLength(14);
+    expect(degraded.every((s) => s.state === 'degraded' && s.reason === DEGRADED_REASON && s.ts === 99)).toBe(true);
+    expect(degraded.map((s) => `${s.channel}.${s.market}`)).toContain('book.kosdaq');
+    expect(st.current()).toEqual(degraded);
     // States published meanwhile are kept, not delivered.
     st.record({ ...live, ts: 2 });
-    expect(out).toHaveLength(3);
+    expect(out).toHaveLength(15);
     st.up([{ ...live, ts: 3 }]);
-    expect(out[3]).toEqual({ ...live, ts: 3 });
+    expect(out[15]).toEqual({ ...live, ts: 3 });
     expect(st.current()).toEqual([{ ...live, ts: 3 }]);
     expect(st.degraded).toBe(false);
   });
