@@ -57,9 +57,9 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'
 
 const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'> = {
   mode: 'quick',
-  fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_000, windows: 3, windowMs: 1_200, drainMs: 500, snapshotProbes: 3 },
-  connections: { ...FULL.connections, count: 2_000, peers: ['bridge'] },
-  cycle: { ...FULL.cycle, warmup: 10, cycles: 30 },
+  fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_000, windows: 3, windowMs: 1_000, drainMs: 400, snapshotProbes: 3 },
+  connections: { ...FULL.connections, count: 1_500, peers: ['bridge'] },
+  cycle: { ...FULL.cycle, warmup: 10, cycles: 20 },
   economy: { measureMs: 3_000, idleMs: 2_000 },
 };
 
@@ -69,7 +69,7 @@ export const USAGE = `usage: npm run bench [-- options]
   --only=a,b           scenarios to run: ${SCENARIOS.join(', ')} (default all)
   --peers=a,b          fan-out peers: ${PEERS.join(', ')} (default all)
   --clients=N          fan-out clients (default 2000, quick 400)
-  --connections=N      connections scenario size (default 10000, quick 2000)
+  --connections=N      connections scenario size (default 10000, quick 1500)
   --out=PATH           results file (default bench/results/latest.json)
   --profile=server,load  write V8 CPU profiles of those processes to bench/results/profiles/
   --wait-idle=S        before each measured run, wait up to S seconds for other processes to leave the CPUs`;
