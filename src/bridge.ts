@@ -22,7 +22,9 @@ import { Authenticator } from './gateway/auth.js';
 import { packageVersion } from './gateway/options.js';
 import { createHttpHandler } from './http/handler.js';
 import { Simulator, type SimulatorOptions } from './sim/index.js';
-import { MARKETS } from './protocol/constants.js';
+import { MARKETS, type Market } from './protocol/constants.js';
+import { endpoint } from './upstream/catalogue.js';
+import type { Row } from './upstream/normalise.js';
 import { ClusterNode } from './cluster/node.js';
 
 /**
@@ -325,8 +327,7 @@ export class Bridge {
     for (const market of MARKETS.filter((m) => all || !this.symbols.loaded(m))) {
       const id = this.families[market] === 'v2' ? 'v2.stocks.lists' : 'v3.closed.lists';
       try {
-        const r = await this.upstream!.call(id, { marketcode: market });
-        const n = this.symbols.load(market, r.rows, this.now());
+        const n = this.symbols.load(market, await this.symbolRows(id, market), this.now());
         this.logger.info({ market, symbols: n }, 'symbol list loaded');
       } catch (err) {
         this.logger.warn({ market, code: (err as { code?: string }).code, err: (err as Error).message }, 'symbol list not loaded; retrying');
@@ -336,6 +337,15 @@ export class Bridge {
     const missing = MARKETS.some((m) => !this.symbols.loaded(m));
     this.symbolTimer = setTimeout(() => void this.loadSymbols(!missing), missing ? SYMBOL_RETRY_MS : 6 * 3600_000);
     this.symbolTimer.unref();
+  }
+
+  /** A market's symbol list; in a cluster through the shared cache, so one call serves every process. */
+  private async symbolRows(id: string, market: Market): Promise<Row[]> {
+    if (!this.cluster) return (await this.upstream!.call(id, { marketcode: market })).rows;
+    const r = await this.cache!.get(id, { marketcode: market });
+    const key = endpoint(id).response.list?.key;
+    const rows = key === undefined ? undefined : r.data[key];
+    return Array.isArray(rows) ? (rows as Row[]) : [];
   }
 
   private async shutdown(): Promise<void> {

@@ -77,8 +77,14 @@ describe('cluster economy and correctness', () => {
     s.close();
     await stopBridge(single);
 
+    const symbolCalls = () => ['v2.stocks.lists', 'v3.closed.lists'].map((id) => sim.stats.snapshot().byEndpoint[id] ?? 0);
+    const listsBefore = symbolCalls();
     const members = await Promise.all(['a', 'b', 'c'].map((n) => spawnBridge(cli.path, n, clusterEnv(simUrl, REDIS_URL, prefix, { LEASE_MS: '2000' }))));
     procs.push(...members);
+    // The symbol lists (KOSPI on v2, KOSDAQ on v3) are loaded once for the whole cluster.
+    const loaded = async () => (await Promise.all(members.map((m) => m.status()))).every((st) => Object.values(st.symbols).every((n) => n > 0));
+    for (let i = 0; i < 150 && !(await loaded()); i++) await sleep(100);
+    expect(symbolCalls().map((n, i) => n - listsBefore[i]!)).toEqual([1, 1]);
     const [a, b, c] = await Promise.all(members.map((m) => new TestClient(m.wsUrl).ready()));
     // Overlapping subsets whose union is the single process's subscriptions.
     await subscribe(a!, QUOTE.slice(0, 2), book.slice(0, 13), false);

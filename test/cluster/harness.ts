@@ -79,6 +79,7 @@ export interface BridgeProc {
 export interface StatusBody {
   epoch: string;
   feeds: { channel: string; market: string; state: string }[];
+  symbols: Record<string, number>;
   cluster?: { node: string; role: string; polling: boolean; generation: number | null; backplane: string; epochConfirmed: boolean };
 }
 
