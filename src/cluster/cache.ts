@@ -71,7 +71,7 @@ export class RedisSharedCache implements SharedCache {
         this.opts.metrics?.sharedCache.inc({ result: 'fallback' });
         return fn();
       }
-      if (taken) return this.lead(lock, token, fn);
+      if (taken) return this.lead(key, lock, token, fn);
       do {
         await sleep(delay);
         delay = Math.min(most, delay * 2);
@@ -88,9 +88,12 @@ export class RedisSharedCache implements SharedCache {
     }
   }
 
-  private async lead(lock: string, token: string, fn: () => Promise<Value>): Promise<Value> {
-    this.opts.metrics?.sharedCache.inc({ result: 'call' });
+  private async lead(key: string, lock: string, token: string, fn: () => Promise<Value>): Promise<Value> {
     try {
+      // The previous holder may have stored the result just before this process took the lock.
+      const v = await this.get(key).catch(() => undefined);
+      if (v) return v;
+      this.opts.metrics?.sharedCache.inc({ result: 'call' });
       return await fn();
     } finally {
       await UNLOCK.run(this.opts.redis, [lock], [token], this.timeoutMs).catch(() => undefined);

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { RedisSharedCache } from '../../src/cluster/cache.js';
+import { clusterKeys } from '../../src/cluster/keys.js';
+import type { Commander } from '../../src/cluster/scripts.js';
+import { OnDemandCache } from '../../src/upstream/cache.js';
+import { sleep } from '../bridge/helpers.js';
+import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
+
+/**
+ * The shared on-demand cache on a real Redis: of several processes asking
+ * the same thing at once, exactly one calls; a failed holder hands over; no
+ * Redis means each calls on its own.
+ */
+
+type Client = ReturnType<typeof createClient>;
+
+describe('shared on-demand cache', () => {
+  const prefix = uniquePrefix();
+  const keys = clusterKeys(prefix);
+  let redis: Client;
+
+  beforeAll(async () => {
+    redis = createClient({ url: REDIS_URL });
+    redis.on('error', () => undefined);
+    await redis.connect();
+  });
+  afterAll(async () => {
+    await redis?.close();
+    await dropPrefix(REDIS_URL, prefix);
+  });
+
+  /** One "process": its own OnDemandCache over a shared Redis cache and a counting upstream. */
+  function process(calls: { n: number }, delayMs: number) {
+    const shared = new RedisSharedCache({ redis, keys, lockMs: 2000, pollMs: [5, 20] });
+    const caller = {
+      call: async () => {
+        calls.n++;
+        await sleep(delayMs);
+        return { data: { v: calls.n }, receivedAt: Date.now() };
+      },
+    };
+    return new OnDemandCache({ caller, shared, realtimeTtlMs: 60_000, maxTtlMs: 60_000 });
+  }
+
+  it('makes one upstream call for concurrent askers on every process, round after round', async () => {
+    const calls = { n: 0 };
+    const procs = Array.from({ length: 5 }, () => process(calls, 15));
+    for (let round = 0; round < 25; round++) {
+      const params = { marketcode: 'kospi', issuecode: `R${round}` };
+      // Staggered a little, so some ask while the holder stores its answer.
+      const results = await Promise.all(procs.map(async (p, i) => (await sleep(i * 4), p.get('v2.stocks.master', params))));
+      expect(new Set(results.map((r) => JSON.stringify(r.data))).size).toBe(1);
+      expect(calls.n, `round ${round}`).toBe(round + 1);
+    }
+  }, 20_000);
+
+  it('hands over when the holder fails, and calls directly when Redis is unreachable', async () => {
+    const shared = new RedisSharedCache({ redis, keys, lockMs: 2000, pollMs: [5, 20] });
+    let calls = 0;
+    const failing = shared.singleFlight('k-fail', async () => {
+      await sleep(30);
+      throw new Error('upstream down');
+    });
+    await sleep(5);
+    const waiter = shared.singleFlight('k-fail', async () => {
+      calls++;
+      return { data: { ok: true }, receivedAt: 1 };
+    });
+    await expect(failing).rejects.toThrow('upstream down');
+    expect((await waiter).data).toEqual({ ok: true });
+    expect(calls).toBe(1);
+
+    const down: Commander = { sendCommand: () => Promise.reject(new Error('connection refused')) };
+    const offline = new RedisSharedCache({ redis: down, keys, lockMs: 2000 });
+    await expect(offline.get('x')).rejects.toThrow();
+    expect((await offline.singleFlight('x', async () => ({ data: { direct: 1 }, receivedAt: 2 }))).data).toEqual({ direct: 1 });
+  });
+});
