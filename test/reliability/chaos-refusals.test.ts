@@ -15,8 +15,8 @@ import { MemoryLog, ProcessWatch, statusesOf } from './helpers.js';
 describe('chaos: the upstream refuses the bridge (429, 401)', () => {
   const ENDPOINT = 'v2.multiquote.lists';
   const AUTH_RETRY_MS = 1500;
-  const resetIn = 9000;
-  const offset = Math.ceil(Date.now() / 86_400_000) * 86_400_000 - Date.now() - resetIn;
+  const resetIn = 7000;
+  let offset = 0;
   const log = new MemoryLog();
   let tb: TestBridge;
   let c: TestClient;
@@ -25,6 +25,8 @@ describe('chaos: the upstream refuses the bridge (429, 401)', () => {
   beforeAll(async () => {
     watch = new ProcessWatch();
     const logger = createLogger({ level: 'info', secrets: [SIM_KEY], destination: log });
+    // Set as late as possible, so start-up time does not eat into the wait before the reset.
+    offset = Math.ceil(Date.now() / 86_400_000) * 86_400_000 - Date.now() - resetIn;
     tb = await startBridge({}, { now: () => Date.now() + offset, logger, poller: { authRetryMs: AUTH_RETRY_MS } });
     c = await connect(tb);
     await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });

@@ -9,15 +9,16 @@ import { sleep, startBridge, until, type TestBridge } from '../bridge/helpers.js
 import { ProcessWatch, median, metric, percentile, rawClient, type RawClient } from './helpers.js';
 
 /**
- * Slow consumers beside a crowd: one client that never reads (a bare TCP
- * socket that did the WebSocket handshake and stopped reading) subscribes
- * to a busy feed that 200 normal clients also receive. The feed is driven
- * synthetically through the bridge's own store and bus (the poller is
- * stopped), about 6 MB/s of patches for the whole market. The slow client
- * must be conflated, resnapshotted and closed with 4008 (default
- * thresholds), server memory must stay bounded although the bytes owed to
- * it grow without bound, and the normal clients' p99 latency (publish `ts`
- * to receipt) must stay within 2× of the same load without it.
+ * Slow consumers beside a crowd: clients that never read (bare TCP sockets
+ * that did the WebSocket handshake and stopped reading) subscribe, one
+ * after another, to the whole of a busy feed that 200 normal clients also
+ * receive (ten topics each). The feed is driven synthetically through the
+ * bridge's own store and bus (the poller is stopped): about 3 MB/s for the
+ * whole market. Each slow client must be conflated, resnapshotted and
+ * closed with 4008; server memory must stay bounded although the bytes
+ * owed to the slow clients grow without bound; and the normal clients' p99
+ * latency (publish `ts` to receipt), in rounds interleaved with rounds
+ * without a slow client, must stay within 2× of it.
  */
 
 const NORMAL = 200;
@@ -27,9 +28,9 @@ const TICK_MS = 200;
 const CHANGE = 0.3;
 const MEMO_BYTES = 2000;
 const WINDOW_MS = 500;
-const PHASE_MS = 2500;
+const PHASE_MS = 2000;
 const ROUNDS = 3;
-/** Slow-consumer thresholds, a quarter of the defaults so each slow client is dealt with in about a second. */
+/** Slow-consumer thresholds, a quarter of the defaults, so each slow client is dealt with in a few seconds. */
 const SLOW = { SLOW_CONFLATE_BYTES: 256 << 10, SLOW_RESNAPSHOT_BYTES: 1 << 20, SLOW_CLOSE_BYTES: 4 << 20 };
 
 /**
@@ -238,15 +239,19 @@ describe('slow consumers beside 200 normal clients', () => {
         slow.socket.destroy();
         await until(() => tb.bridge.gateway!.clientCount === NORMAL, 5000, 'slow session gone');
       }
-      // What stays in memory for a slow client at its worst (just as it is closed), after full collections.
+      // What the server holds for a slow client at its worst (as it is closed): live memory, load paused, with and without it.
       phase = 'without';
       const gc = exposeGc();
-      gc();
-      const live0 = liveBytes();
       const slow = await slowClient();
+      load.stop();
+      await sleep(100);
       gc();
-      const retained = liveBytes() - live0;
+      const held = liveBytes();
       slow.socket.destroy();
+      await until(() => tb.bridge.gateway!.clientCount === NORMAL, 5000, 'slow session gone');
+      await sleep(100);
+      gc();
+      const retained = held - liveBytes();
       const owedIfKept = attachedAt.reduce((a, from) => a + (load.bytes - from), 0);
 
       const figures = {
@@ -272,8 +277,8 @@ describe('slow consumers beside 200 normal clients', () => {
       expect(owedIfKept).toBeGreaterThan(40 * 2 ** 20);
       expect(retained).toBeLessThan(SLOW.SLOW_CLOSE_BYTES + 16 * 2 ** 20);
       expect(Math.max(...rss.with) - Math.max(...rss.without)).toBeLessThan(100 * 2 ** 20);
-      expect(p99.without.length).toBeGreaterThanOrEqual(ROUNDS * 4);
-      expect(p99.with.length).toBeGreaterThanOrEqual(ROUNDS * 4);
+      expect(p99.without.length).toBeGreaterThanOrEqual(ROUNDS * 3);
+      expect(p99.with.length).toBeGreaterThanOrEqual(ROUNDS * 3);
       expect(figures.p99WithMs).toBeLessThanOrEqual(2 * Math.max(figures.p99WithoutMs, 10));
       for (const c of clients) {
         expect(c.problems).toEqual([]);
