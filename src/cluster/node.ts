@@ -16,6 +16,7 @@ import { ALL_FEEDS, clusterKeys, type ClusterKeys, type FeedRef } from './keys.j
 import { Leadership } from './leadership.js';
 import { ClusterMetrics } from './metrics.js';
 import { Mirror } from './mirror.js';
+import { loadScripts } from './scripts.js';
 import { FeedStates } from './statuses.js';
 import { LeaderTerm } from './term.js';
 import { LeaderWriter } from './writer.js';
@@ -249,6 +250,7 @@ export class ClusterNode {
   private recover(): Promise<void> {
     const run = async (): Promise<void> => {
       try {
+        await loadScripts(this.backplane, this.timeoutMs);
         await this.mirror.ensureEpoch(false);
         await this.mirror.resyncAll('reconnect');
         await this.loadStates();

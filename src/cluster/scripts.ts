@@ -226,3 +226,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `,
 );
+
+/** Every script of the cluster. */
+export const SCRIPTS: readonly Script[] = [ACQUIRE, RENEW, RELEASE, WRITE_BATCH, WRITE_STATUS, RESEED, REGISTER_DEMAND, READ_DEMAND, WRITE_BUDGET, UNLOCK];
+
+/**
+ * Loads every script (after each connect), so writes run by SHA from the
+ * start: a NOSCRIPT retry could let a later write overtake an earlier one.
+ */
+export async function loadScripts(redis: Commander, timeoutMs?: number): Promise<void> {
+  const opts = timeoutMs === undefined ? undefined : { timeout: timeoutMs };
+  await Promise.all(SCRIPTS.map((s) => redis.sendCommand(['SCRIPT', 'LOAD', s.source], opts)));
+}

@@ -4,7 +4,7 @@ import { clusterKeys } from '../../src/cluster/keys.js';
 import { Leadership } from '../../src/cluster/leadership.js';
 import { ClusterMetrics } from '../../src/cluster/metrics.js';
 import { Mirror } from '../../src/cluster/mirror.js';
-import { ACQUIRE, RENEW, WRITE_BATCH, type Commander } from '../../src/cluster/scripts.js';
+import { ACQUIRE, RENEW, SCRIPTS, WRITE_BATCH, loadScripts, type Commander } from '../../src/cluster/scripts.js';
 import { LeaseState } from '../../src/cluster/lease.js';
 import { LeaderWriter } from '../../src/cluster/writer.js';
 import { silentLogger } from '../../src/log.js';
@@ -54,6 +54,11 @@ describe('lease and fencing on Redis', () => {
       [k.lease, k.gen, k.epoch, k.state('quote.kospi'), k.log('quote.kospi')],
       [owner, String(gen), 'E', '100', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame'],
     );
+
+  it('loads every script under the SHA1 it runs it by', async () => {
+    await loadScripts(redis);
+    expect(await redis.sendCommand(['SCRIPT', 'EXISTS', ...SCRIPTS.map((x) => x.sha)])).toEqual(SCRIPTS.map(() => 1));
+  });
 
   it('grants the lease to one owner, refuses the old generation’s renewals and writes after a takeover', async () => {
     await redis.set(k.epoch, 'E');
