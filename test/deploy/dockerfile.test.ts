@@ -9,8 +9,8 @@ import { envPairs, execForm, parseDockerfile, type Stage } from './dockerfile.js
 
 /**
  * No Docker engine runs on our machines, so this test runs the Dockerfile's
- * own steps as plain commands: in a temporary copy of the repository (the
- * files git tracks) each stage's WORKDIR, ENV, COPY (also --from another
+ * own steps as plain commands: in a temporary copy of the repository (git
+ * ls-files) each stage's WORKDIR, ENV, COPY (also --from another
  * stage) and RUN are carried out in a directory standing for the stage's
  * filesystem; then the runtime stage's CMD is started there and probed with
  * its HEALTHCHECK command, and must exit 0 on SIGTERM. It skips itself only
@@ -45,9 +45,14 @@ function baseEnv(extra: Record<string, string>): Record<string, string> {
   return { ...Object.fromEntries(keep), ...extra };
 }
 
-/** Copies the files git tracks (as they are on disk) into `to`. */
+/**
+ * Copies the repository's files as they are on disk into `to`: what git
+ * tracks plus new files it does not ignore (in a clean checkout, exactly the
+ * tracked files), never node_modules or dist.
+ */
 function copyTracked(to: string): void {
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT }).toString().split('\0').filter(Boolean);
+  const list = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT });
+  const files = list.toString().split('\0').filter(Boolean);
   for (const f of files) {
     const src = join(ROOT, f);
     if (!existsSync(src)) continue;
