@@ -17,6 +17,7 @@ import type { Families } from './poller/feeds.js';
 import { Budget } from './upstream/budget.js';
 import { UpstreamClient } from './upstream/client.js';
 import { OnDemandCache } from './upstream/cache.js';
+import { OnDemandAllowance } from './upstream/allowance.js';
 import { Gateway } from './gateway/gateway.js';
 import { Authenticator } from './gateway/auth.js';
 import { packageVersion } from './gateway/options.js';
@@ -86,6 +87,8 @@ export class Bridge {
   upstream: UpstreamClient | undefined;
   /** On-demand cache (after start). */
   cache: OnDemandCache | undefined;
+  /** The on-demand share of the daily budget (after start). */
+  allowance: OnDemandAllowance | undefined;
   /** The poller (after start). */
   poller: Poller | undefined;
   /** The gateway (after start). */
@@ -137,7 +140,16 @@ export class Bridge {
     const cluster = this.cluster;
     if (cluster) await cluster.start();
     const shared = cluster ? { shared: cluster.cache } : {};
-    const cache = new OnDemandCache({ caller: upstream, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
+    // On-demand lookups spend at most their share of the day's calls (what the poller leaves aside).
+    const allowance = new OnDemandAllowance(this.budget, c.BUDGET_RESERVE, this.now);
+    this.allowance = allowance;
+    const caller = {
+      call: (id: string, params: Record<string, unknown>) => {
+        allowance.take();
+        return upstream.call(id, params);
+      },
+    };
+    const cache = new OnDemandCache({ caller, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
     this.cache = cache;
     const clockMode = c.MARKET_CLOCK ?? (this.sim && c.SIM_CLOCK === 'kst' ? 'kst' : this.sim ? 'always' : 'kst');
     this.poller = new Poller({
@@ -242,7 +254,7 @@ export class Bridge {
       epoch: this.store.epoch,
       uptimeS: Math.round((this.now() - this.startedAt) / 1000),
       upstream: { url: this.upstreamUrl, simulated: this.sim !== undefined, families: this.families, calls: this.poller?.calls ?? 0 },
-      budget: b,
+      budget: { ...b, onDemand: { used: this.allowance?.used ?? 0, cap: this.allowance?.cap ?? null } },
       feeds: this.feedStates().map((s) => {
         const f = this.poller?.feed(s.channel, s.market);
         return { ...s, calls: f?.calls ?? 0, lastOkTs: f?.lastOkTs ?? null };

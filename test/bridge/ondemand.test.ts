@@ -78,3 +78,26 @@ describe('bridge on-demand lookups', () => {
     await nf.body.text();
   });
 });
+
+describe('bridge on-demand share of the budget', () => {
+  it('refuses lookups past BUDGET_RESERVE of the daily limit, without calling the upstream', async () => {
+    // A daily limit of 100 with a 5% share: 5 on-demand calls (the symbol lists take 2 of them).
+    const tb = await startBridge({ BUDGET_RESERVE: 0.05 }, { simulator: { dailyLimit: 100 } });
+    try {
+      const c = await connect(tb);
+      const codes = ['005930', '000660', '035420', '005380', '000270', '068270'];
+      const replies = [];
+      for (const code of codes) replies.push(await c.request({ op: 'get', resource: 'master', market: 'kospi', code }));
+      const refused = replies.filter((r) => r.type === 'error');
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused[0]).toMatchObject({ code: 'upstream_rate_limited', retryable: true });
+      const calls = tb.bridge.sim!.stats.snapshot().byEndpoint['v2.stocks.master'] ?? 0;
+      expect(calls).toBe(replies.length - refused.length);
+      const status = (await (await request(`${tb.url}/status`)).body.json()) as { budget: { onDemand: { used: number; cap: number } } };
+      expect(status.budget.onDemand).toEqual({ used: 5, cap: 5 });
+      c.close();
+    } finally {
+      await tb.bridge.stop();
+    }
+  });
+});
