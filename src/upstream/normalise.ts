@@ -115,6 +115,8 @@ export function normaliseRow(
 ): Row | string {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return 'row is not an object';
   const src = raw as Record<string, unknown>;
+  // Most rows arrive as declared: keep the parsed object instead of copying it.
+  if (isNormal(src, table)) return present(src as Row, rowKey, required) ?? (src as Row);
   const out: Row = {};
   for (const k in src) {
     let name = k;
@@ -140,11 +142,43 @@ export function normaliseRow(
     if (c === INVALID) return `${name}: ${describe(v)} is not a valid ${type === 'n' ? 'number' : 'string'}`;
     out[name] = c;
   }
-  if (rowKey !== undefined && (out[rowKey] === undefined || out[rowKey] === null)) return `missing ${rowKey}`;
+  return present(out, rowKey, required) ?? out;
+}
+
+/** Why a normalised row lacks its key or a required field; undefined when it has them. */
+function present(row: Row, rowKey: string | undefined, required: readonly string[] | undefined): string | undefined {
+  if (rowKey !== undefined && (row[rowKey] === undefined || row[rowKey] === null)) return `missing ${rowKey}`;
   if (required) {
-    for (const f of required) if (out[f] === undefined) return `missing ${f}`;
+    for (const f of required) if (row[f] === undefined) return `missing ${f}`;
   }
-  return out;
+  return undefined;
+}
+
+/**
+ * Whether a raw row is already what `normaliseRow` would make of it: no
+ * aliased field, and every declared field null or already of its type
+ * (a finite number, a string that is no placeholder, a short code without
+ * board suffix or padding to add).
+ */
+function isNormal(src: Record<string, unknown>, table: FieldTable): boolean {
+  for (const k in src) {
+    const type = table[k];
+    if (type === undefined) {
+      if (FIELD_ALIASES[k] !== undefined) return false;
+      continue;
+    }
+    const v = src[k];
+    if (v === null) continue;
+    if (type === 'n') {
+      if (typeof v !== 'number' || !Number.isFinite(v)) return false;
+      continue;
+    }
+    if (typeof v !== 'string' || isPlaceholder(v)) return false;
+    if (type === 'c') {
+      if (shortCode(v) !== v) return false;
+    } else if (type !== 's' && v.length < PAD[type]! && DIGITS.test(v)) return false;
+  }
+  return true;
 }
 
 function describe(v: unknown): string {

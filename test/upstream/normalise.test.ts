@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { endpoint, type ResponseSpec } from '../../src/upstream/catalogue.js';
 import type { FieldType } from '../../src/upstream/fields.js';
 import { coerceValue, normaliseBody, normaliseRow, unwrap } from '../../src/upstream/normalise.js';
@@ -81,6 +82,56 @@ describe('normaliseRow', () => {
     expect(normaliseRow([1, 2], table)).toBe('row is not an object');
     expect(normaliseRow('row', table)).toBe('row is not an object');
     expect(normaliseRow(null, table)).toBe('row is not an object');
+  });
+});
+
+describe('normaliseRow without aliases', () => {
+  const table = { isuSrtCd: 'c', isuKorAbbrv: 's', trdTm: 's8', cmpprevddTpCd: 's1', trdPrc: 'n', mktcap: 'n' } as const;
+  const raw = fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(null, '', ' -', '-', '1,234', '0012', '005930', '005930*01', ' 005930 ', '9', 'abc', '삼성전자', '0x1A', 'Infinity'),
+    fc.string({ maxLength: 6 }),
+    fc.constant({ nested: 1 }),
+  );
+  const rowArb = fc.record(
+    { isuSrtCd: raw, isuKorAbbrv: raw, trdTm: raw, cmpprevddTpCd: raw, trdPrc: raw, mktcap: raw, extra: raw },
+    { requiredKeys: [], noNullPrototype: true },
+  );
+
+  /** What normalising means, field by field: declared fields coerced, unknown fields kept. */
+  function expected(src: Record<string, unknown>): Record<string, unknown> | string {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(src)) {
+      const type = (table as Record<string, FieldType>)[k];
+      if (type === undefined) out[k] = v;
+      else {
+        const c = coerceValue(type, v);
+        if (c === undefined) return 'invalid';
+        out[k] = c;
+      }
+    }
+    return out.isuSrtCd === undefined || out.isuSrtCd === null ? 'missing' : out;
+  }
+
+  it('equals coercing every field, keeps rows already normal as they are and never changes its input', () => {
+    fc.assert(
+      fc.property(rowArb, (src) => {
+        const before = structuredClone(src);
+        const got = normaliseRow(src, table, 'isuSrtCd');
+        const want = expected(src);
+        expect(src).toStrictEqual(before);
+        if (typeof want === 'string') {
+          expect(typeof got).toBe('string');
+          return;
+        }
+        expect(got).toStrictEqual(want);
+        // A row that needed no change is the same object; one that did is a copy.
+        const unchanged = Object.keys(want).every((k) => Object.is(want[k], (src as Record<string, unknown>)[k]));
+        expect(got === src).toBe(unchanged);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
