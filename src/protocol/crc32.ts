@@ -64,11 +64,14 @@ const DIGITS = new Uint8Array(16);
 
 /** Feeds the decimal digits of `v` (0 ≤ v < 2^31), zero-padded to `width`. */
 function digits(c: number, v: number, width: number): number {
+  // As an int32, so the divisions by ten compile to integer arithmetic, not floating-point remainders.
+  let x = v | 0;
   let n = 0;
   do {
-    DIGITS[n++] = 48 + (v % 10);
-    v = (v / 10) | 0;
-  } while (v > 0 || n < width);
+    const q = (x / 10) | 0;
+    DIGITS[n++] = 48 + x - q * 10;
+    x = q;
+  } while (x > 0 || n < width);
   while (n > 0) c = byte(c, DIGITS[--n]!);
   return c;
 }
