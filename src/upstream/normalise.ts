@@ -154,6 +154,35 @@ function present(row: Row, rowKey: string | undefined, required: readonly string
   return undefined;
 }
 
+/** The keys of the last row seen against a field table, and each key's declared type (`alias` when it has one). */
+interface KeyTypes {
+  readonly keys: readonly string[];
+  readonly types: readonly (FieldType | 'alias' | undefined)[];
+}
+
+// Rows of one list share their keys: their types are looked up once per table, not per field.
+const keyTypes = new WeakMap<FieldTable, KeyTypes>();
+
+function typesOf(src: Record<string, unknown>, table: FieldTable): KeyTypes {
+  const known = keyTypes.get(table);
+  if (known !== undefined) {
+    let i = 0;
+    let same = true;
+    for (const k in src) {
+      if (k !== known.keys[i++]) {
+        same = false;
+        break;
+      }
+    }
+    if (same && i === known.keys.length) return known;
+  }
+  const keys = Object.keys(src);
+  const types = keys.map((k) => table[k] ?? (FIELD_ALIASES[k] !== undefined ? 'alias' : undefined));
+  const made = { keys, types };
+  keyTypes.set(table, made);
+  return made;
+}
+
 /**
  * Whether a raw row is already what `normaliseRow` would make of it: no
  * aliased field, and every declared field null or already of its type
@@ -161,13 +190,12 @@ function present(row: Row, rowKey: string | undefined, required: readonly string
  * board suffix or padding to add).
  */
 function isNormal(src: Record<string, unknown>, table: FieldTable): boolean {
-  for (const k in src) {
-    const type = table[k];
-    if (type === undefined) {
-      if (FIELD_ALIASES[k] !== undefined) return false;
-      continue;
-    }
-    const v = src[k];
+  const { keys, types } = typesOf(src, table);
+  for (let i = 0; i < keys.length; i++) {
+    const type = types[i];
+    if (type === undefined) continue;
+    if (type === 'alias') return false;
+    const v = src[keys[i]!];
     if (v === null) continue;
     if (type === 'n') {
       if (typeof v !== 'number' || !Number.isFinite(v)) return false;
