@@ -20,7 +20,8 @@ export function fieldOf(path: string): string | undefined {
   return token.indexOf('~') < 0 ? token : token.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
-function same(a: unknown, b: unknown): boolean {
+/** Whether two row values are equal (objects of unknown fields by value). */
+export function same(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   // Unknown upstream fields may hold objects; compare them by value.
   if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {

@@ -3,9 +3,14 @@ import type { Row } from '../upstream/normalise.js';
 import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
-import { rowChecksum } from '../protocol/crc32.js';
+import { rowChecksum, shapedChecksum } from '../protocol/crc32.js';
+import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from './diff.js';
+import { flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
+import { Layouts, diffLaid, laidOpsJson, type RowLayout } from './layout.js';
 import { ReplayRing } from './ring.js';
+
+export type { ChangeEvent } from './change.js';
 
 /**
  * Latest row, seq, checksum and replay ring of every topic, and the change
@@ -29,22 +34,15 @@ export interface TopicEntry {
   crc: number;
   /** Patch frames of recent changes, for resume. Allocated on the first change. */
   ring?: ReplayRing;
-  /** Cached snapshot frame and the (seq, seenTs) it was built for. */
-  snap?: { frame: string; seq: number; ts: number };
-}
-
-/** One change of one topic: its serialised frame, built once for every recipient. */
-export interface ChangeEvent {
-  readonly topic: string;
-  readonly code: string;
-  readonly seq: number;
-  readonly kind: 'snapshot' | 'patch';
-  /** The serialised `snapshot` or `patch` message. */
-  readonly frame: string;
-  /** The row after the change. */
-  readonly row: Row;
-  /** The operations, for patches. */
-  readonly ops?: readonly PatchOp[];
+  /**
+   * Cached snapshot frame and the (seq, seenTs) it was built for, and the
+   * frame's end from `"data"` on, which changes only with the seq.
+   */
+  snap?: { frame: string; seq: number; ts: number; tail: string };
+  /** The keys of `row` and the fragments derived from them (set by the store). */
+  layout?: RowLayout;
+  /** The start of this topic's patch frames, `{"type":"patch","topic":…,"seq":` (set by the store). */
+  patchHead?: string;
 }
 
 /** The changes of one feed (channel, market) from one upstream response. */
@@ -109,11 +107,23 @@ export function snapshotFrame(e: TopicEntry, ts: number): string {
   return JSON.stringify({ type: 'snapshot', topic: e.topic, seq: e.seq, ts, data: e.row, crc: e.crc });
 }
 
+/** The topics of one feed, the layouts of its rows, and where each code stood in the last response. */
+interface FeedState {
+  readonly entries: Map<string, TopicEntry>;
+  readonly layouts: Layouts;
+  /**
+   * The entry of each position of the last list applied: a feed's list
+   * comes in the same order poll after poll, so a code is usually found
+   * where it was, with no hash lookup of a freshly parsed string.
+   */
+  readonly order: (TopicEntry | undefined)[];
+}
+
 /** State of every topic, grouped by feed. */
 export class StateStore {
   private epoch_: string;
   private readonly ringSize: number;
-  private readonly feeds = new Map<string, Map<string, TopicEntry>>();
+  private readonly feeds = new Map<string, FeedState>();
 
   /** An empty store. */
   constructor(opts: StateStoreOptions = {}) {
@@ -143,24 +153,24 @@ export class StateStore {
    * shared state. The ring keeps the patch frame for resume.
    */
   mirror(channel: Channel, market: Market, c: RemoteChange): MirrorOutcome {
-    const feed = this.feed(channel, market);
-    const e = feed.get(c.code);
+    const e = this.feed(channel, market).entries.get(c.code);
     if (e !== undefined && c.seq <= e.seq) return { kind: 'duplicate' };
     if (c.kind === 'snapshot') {
       if (c.row === undefined) return { kind: 'gap' };
       const n = this.load(channel, market, c.code, { row: c.row, seq: c.seq, ts: c.ts, crc: c.crc });
-      return { kind: 'applied', event: { topic: n.topic, code: c.code, seq: c.seq, kind: 'snapshot', frame: c.frame, row: n.row } };
+      return { kind: 'applied', event: new Change(n.topic, c.code, c.seq, 'snapshot', c.frame, n.row, c.crc) };
     }
     if (e === undefined || c.seq !== e.seq + 1 || c.ops === undefined) return { kind: 'gap' };
     const row = applyOps(e.row, c.ops);
     if (row === undefined || rowChecksum(row) !== c.crc) return { kind: 'gap' };
     e.row = row;
+    e.layout = undefined;
     e.seq = c.seq;
     e.ts = c.ts;
     e.seenTs = c.ts;
     e.crc = c.crc;
     (e.ring ??= new ReplayRing(this.ringSize)).push(c.seq, c.frame);
-    return { kind: 'applied', event: { topic: e.topic, code: c.code, seq: c.seq, kind: 'patch', frame: c.frame, row, ops: c.ops } };
+    return { kind: 'applied', event: new Change(e.topic, c.code, c.seq, 'patch', c.frame, row, c.crc, c.ops) };
   }
 
   /**
@@ -178,14 +188,17 @@ export class StateStore {
       e.ring = new ReplayRing(this.ringSize);
       for (let i = Math.max(start, end - this.ringSize); i < end; i++) e.ring.push(frames[i]![0], frames[i]![1]);
     }
-    this.feed(channel, market).set(code, e);
+    const feed = this.feed(channel, market);
+    feed.entries.set(code, e);
+    // The entry object changed: positions remembered from the last list may point to the old one.
+    feed.order.length = 0;
     return e;
   }
 
   /** Every (channel, market) that holds at least one topic. */
   *heldFeeds(): IterableIterator<readonly [Channel, Market]> {
     for (const channel of CHANNELS) {
-      for (const market of MARKETS) if ((this.feeds.get(feedOf(channel, market))?.size ?? 0) > 0) yield [channel, market];
+      for (const market of MARKETS) if ((this.feeds.get(feedOf(channel, market))?.entries.size ?? 0) > 0) yield [channel, market];
     }
   }
 
@@ -197,47 +210,69 @@ export class StateStore {
    * nothing. Returns the batch of changes (possibly empty).
    */
   apply(channel: Channel, market: Market, rows: readonly Row[], ts: number, keyField = 'isuSrtCd'): ChangeBatch {
-    const feed = this.feed(channel, market);
+    const { entries, layouts, order } = this.feed(channel, market);
     const events: ChangeEvent[] = [];
+    let tsPart: string | undefined;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
       const code = row[keyField];
       if (typeof code !== 'string' || code.length === 0) continue;
-      let e = feed.get(code);
-      if (e === undefined) {
-        e = { topic: topicOf(channel, market, code), code, row, seq: 1, ts, seenTs: ts, crc: rowChecksum(row) };
-        feed.set(code, e);
-        events.push({ topic: e.topic, code, seq: 1, kind: 'snapshot', frame: this.snapshot(e)!, row });
-        continue;
+      let e = order[i];
+      if (e === undefined || e.code !== code) {
+        e = entries.get(code);
+        if (e === undefined) {
+          const layout = layouts.of(row);
+          e = { topic: topicOf(channel, market, code), code, row, seq: 1, ts, seenTs: ts, crc: shapedChecksum(row, layout), layout };
+          entries.set(code, e);
+          order[i] = e;
+          events.push(new Change(e.topic, code, 1, 'snapshot', this.snapshot(e), row, e.crc));
+          continue;
+        }
+        order[i] = e;
       }
       e.seenTs = ts;
-      const ops = diffRows(e.row, row);
-      if (ops.length === 0) continue;
+      const prev = e.row;
+      const layout = (e.layout ??= layouts.of(prev));
+      const n = diffLaid(prev, row, layout);
+      if (n === 0) continue;
+      let ops: PatchOp[] | undefined;
+      let frame: string | undefined;
+      if (n > 0) {
+        // Same keys in the same order: the changed fields are known, and so are their fragments.
+        e.crc = shapedChecksum(row, layout);
+        const body = laidOpsJson(row, layout, n);
+        if (body !== undefined) frame = flat((e.patchHead ??= patchHead(e.topic)) + (e.seq + 1) + (tsPart ??= patchTsPart(ts)) + body + patchTail(e.crc));
+        else ops = diffRows(prev, row);
+      } else {
+        ops = diffRows(prev, row);
+        if (ops.length === 0) continue;
+        e.layout = layouts.of(row);
+        e.crc = shapedChecksum(row, e.layout);
+      }
       e.row = row;
       e.seq++;
       e.ts = ts;
-      e.crc = rowChecksum(row);
-      const frame = JSON.stringify({ type: 'patch', topic: e.topic, seq: e.seq, ts, ops, crc: e.crc });
+      frame ??= plainPatchFrame(e.topic, e.seq, ts, ops!, e.crc);
       (e.ring ??= new ReplayRing(this.ringSize)).push(e.seq, frame);
-      events.push({ topic: e.topic, code, seq: e.seq, kind: 'patch', frame, row, ops });
+      events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
     }
     return { channel, market, ts, events };
   }
 
   /** The entry of a topic, by feed and code. */
   entry(channel: Channel, market: Market, code: string): TopicEntry | undefined {
-    return this.feeds.get(feedOf(channel, market))?.get(code);
+    return this.feeds.get(feedOf(channel, market))?.entries.get(code);
   }
 
   /** Every entry of a feed (for whole-market snapshots). */
   entries(channel: Channel, market: Market): IterableIterator<TopicEntry> {
-    return this.feed(channel, market).values();
+    return this.feed(channel, market).entries.values();
   }
 
   /** Number of topics held. */
   get size(): number {
     let n = 0;
-    for (const f of this.feeds.values()) n += f.size;
+    for (const f of this.feeds.values()) n += f.entries.size;
     return n;
   }
 
@@ -248,8 +283,10 @@ export class StateStore {
   snapshot(e: TopicEntry): string {
     const s = e.snap;
     if (s !== undefined && s.seq === e.seq && s.ts === e.seenTs) return s.frame;
-    const frame = snapshotFrame(e, e.seenTs);
-    e.snap = { frame, seq: e.seq, ts: e.seenTs };
+    // The row's JSON is reused while the seq holds; only the head (the ts) is rebuilt.
+    const tail = s !== undefined && s.seq === e.seq ? s.tail : snapshotTail(e.row, e.crc);
+    const frame = snapshotFrameOf(snapshotHead(e.topic), e.seq, e.seenTs, tail);
+    e.snap = { frame, seq: e.seq, ts: e.seenTs, tail };
     return frame;
   }
 
@@ -262,11 +299,11 @@ export class StateStore {
     return e.ring?.since(after, e.seq);
   }
 
-  private feed(channel: Channel, market: Market): Map<string, TopicEntry> {
+  private feed(channel: Channel, market: Market): FeedState {
     const key = feedOf(channel, market);
     let f = this.feeds.get(key);
     if (!f) {
-      f = new Map();
+      f = { entries: new Map(), layouts: new Layouts(), order: [] };
       this.feeds.set(key, f);
     }
     return f;

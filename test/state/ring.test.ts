@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { ReplayRing } from '../../src/state/ring.js';
 
 describe('ReplayRing', () => {
@@ -26,5 +27,38 @@ describe('ReplayRing', () => {
   it('refuses when the latest is not held', () => {
     const r = filled(10, 32);
     expect(r.since(5, 12)).toBeUndefined();
+  });
+});
+
+describe('ReplayRing contents', () => {
+  it('returns exactly the last frames pushed, for any capacity', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.string({ maxLength: 300, unit: 'grapheme' }), { minLength: 1, maxLength: 200 }),
+        (cap, frames) => {
+          const r = new ReplayRing(cap);
+          const pushed: string[] = [];
+          frames.forEach((f, i) => {
+            r.push(i + 1, f);
+            pushed.push(f);
+            const latest = i + 1;
+            const held = Math.min(cap, latest);
+            expect(r.oldest()).toBe(latest - held + 1);
+            expect(r.since(latest - held, latest)).toEqual(pushed.slice(latest - held));
+            if (held > 1) expect(r.since(latest - 2, latest)).toEqual(pushed.slice(latest - 2));
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+  it('forgets everything on clear', () => {
+    const r = new ReplayRing(4);
+    r.push(1, 'a');
+    r.clear();
+    expect(r.oldest()).toBeUndefined();
+    r.push(2, 'b');
+    expect(r.since(1, 2)).toEqual(['b']);
   });
 });
