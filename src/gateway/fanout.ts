@@ -53,10 +53,11 @@ export class Fanout {
         const ev = events[i]!;
         const direct = this.index.direct(ev.topic);
         if (wild === undefined && direct === undefined) continue;
-        const frame = Buffer.from(ev.frame);
+        // One Buffer per event, shared by every recipient (events from the store encode it once).
+        const frame = ev.bytes ?? Buffer.from(ev.frame);
         let n = 0;
-        if (wild !== undefined) for (const s of wild) if (s.push(ev.topic, frame, touched)) n++;
-        if (direct !== undefined) for (const s of direct) if (s.push(ev.topic, frame, touched)) n++;
+        if (wild !== undefined) for (let j = 0; j < wild.length; j++) if (wild[j]!.push(ev.topic, frame, touched)) n++;
+        if (direct !== undefined) for (let j = 0; j < direct.length; j++) if (direct[j]!.push(ev.topic, frame, touched)) n++;
         if (ev.kind === 'patch') patches += n;
         else snapshots += n;
       }

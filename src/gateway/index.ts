@@ -1,6 +1,6 @@
 /**
  * The subscription index: who receives which topic. Fan-out reads it once
- * per event, so it stores delivery sets ready to iterate:
+ * per event, so it stores delivery lists ready to iterate:
  * - per topic, the subscribers of that topic that do NOT also hold the
  *   feed's wildcard (so nobody gets an event twice, with no check per
  *   delivery);
@@ -26,20 +26,34 @@ export interface FeedSubscribers {
   readonly topics: number;
 }
 
-/** Delivery sets by topic and by feed, kept in step with each subscriber's own record. */
+/** One explicitly subscribed topic: its one shared string, how many hold it, and who gets its events directly. */
+interface TopicSlot<S> {
+  /** The topic; every subscriber's record holds this same string. */
+  readonly topic: string;
+  /** Subscribers holding the topic explicitly (with or without the feed's wildcard). */
+  refs: number;
+  /** Those of them without the feed's wildcard: the direct delivery list. */
+  readonly direct: S[];
+}
+
+/**
+ * Delivery lists by topic and by feed, kept in step with each subscriber's
+ * own record. Lists are arrays, iterated per event with no iterator
+ * object; removal is a swap with the last element (order is irrelevant).
+ */
 export class SubscriptionIndex<S extends Subscriber> {
-  private readonly byTopic = new Map<string, Set<S>>();
-  private readonly byFeed = new Map<string, Set<S>>();
+  private readonly byTopic = new Map<string, TopicSlot<S>>();
+  private readonly byFeed = new Map<string, S[]>();
   private readonly explicitByFeed = new Map<string, Set<S>>();
-  private readonly topicRefs = new Map<string, number>();
 
   /** Subscribers to deliver a topic's events to, besides the feed's wildcard subscribers. */
-  direct(topic: string): ReadonlySet<S> | undefined {
-    return this.byTopic.get(topic);
+  direct(topic: string): readonly S[] | undefined {
+    const d = this.byTopic.get(topic)?.direct;
+    return d !== undefined && d.length > 0 ? d : undefined;
   }
 
   /** Wildcard subscribers of a feed. */
-  wildcard(feed: string): ReadonlySet<S> | undefined {
+  wildcard(feed: string): readonly S[] | undefined {
     return this.byFeed.get(feed);
   }
 
@@ -48,18 +62,27 @@ export class SubscriptionIndex<S extends Subscriber> {
     return s.wildcards.has(feed) || (s.explicit.get(feed)?.has(topic) ?? false);
   }
 
-  /** Adds an explicit topic; false when `s` already had it. */
+  /**
+   * Adds an explicit topic; false when `s` already had it. The subscriber's
+   * record gets the index's string of the topic (the first one seen), so
+   * many subscribers of one topic share one string.
+   */
   addTopic(s: S, feed: string, topic: string): boolean {
     let mine = s.explicit.get(feed);
     if (mine === undefined) {
       mine = new Set();
       s.explicit.set(feed, mine);
-      add(this.explicitByFeed, feed, s);
+      addToSet(this.explicitByFeed, feed, s);
     }
     if (mine.has(topic)) return false;
-    mine.add(topic);
-    this.topicRefs.set(topic, (this.topicRefs.get(topic) ?? 0) + 1);
-    if (!s.wildcards.has(feed)) add(this.byTopic, topic, s);
+    let slot = this.byTopic.get(topic);
+    if (slot === undefined) {
+      slot = { topic, refs: 0, direct: [] };
+      this.byTopic.set(topic, slot);
+    }
+    mine.add(slot.topic);
+    slot.refs++;
+    if (!s.wildcards.has(feed)) slot.direct.push(s);
     return true;
   }
 
@@ -69,12 +92,13 @@ export class SubscriptionIndex<S extends Subscriber> {
     if (mine === undefined || !mine.delete(topic)) return false;
     if (mine.size === 0) {
       s.explicit.delete(feed);
-      remove(this.explicitByFeed, feed, s);
+      removeFromSet(this.explicitByFeed, feed, s);
     }
-    const n = this.topicRefs.get(topic) ?? 0;
-    if (n <= 1) this.topicRefs.delete(topic);
-    else this.topicRefs.set(topic, n - 1);
-    remove(this.byTopic, topic, s);
+    const slot = this.byTopic.get(topic);
+    if (slot !== undefined) {
+      removeFromList(slot.direct, s);
+      if (--slot.refs <= 0) this.byTopic.delete(topic);
+    }
     return true;
   }
 
@@ -82,16 +106,25 @@ export class SubscriptionIndex<S extends Subscriber> {
   addWildcard(s: S, feed: string): boolean {
     if (s.wildcards.has(feed)) return false;
     s.wildcards.add(feed);
-    add(this.byFeed, feed, s);
-    for (const t of s.explicit.get(feed) ?? []) remove(this.byTopic, t, s);
+    let list = this.byFeed.get(feed);
+    if (list === undefined) this.byFeed.set(feed, (list = []));
+    list.push(s);
+    for (const t of s.explicit.get(feed) ?? []) {
+      const slot = this.byTopic.get(t);
+      if (slot !== undefined) removeFromList(slot.direct, s);
+    }
     return true;
   }
 
   /** Removes a feed's wildcard; the subscriber's explicit topics of the feed are delivered again. */
   removeWildcard(s: S, feed: string): boolean {
     if (!s.wildcards.delete(feed)) return false;
-    remove(this.byFeed, feed, s);
-    for (const t of s.explicit.get(feed) ?? []) add(this.byTopic, t, s);
+    const list = this.byFeed.get(feed);
+    if (list !== undefined) {
+      removeFromList(list, s);
+      if (list.length === 0) this.byFeed.delete(feed);
+    }
+    for (const t of s.explicit.get(feed) ?? []) this.byTopic.get(t)?.direct.push(s);
     return true;
   }
 
@@ -116,12 +149,12 @@ export class SubscriptionIndex<S extends Subscriber> {
   *subscribersOf(feed: string): IterableIterator<S> {
     const wild = this.byFeed.get(feed);
     if (wild) yield* wild;
-    for (const s of this.explicitByFeed.get(feed) ?? []) if (!wild?.has(s)) yield s;
+    for (const s of this.explicitByFeed.get(feed) ?? []) if (!s.wildcards.has(feed)) yield s;
   }
 
   /** Distinct subscribed topics: explicit topics plus one per wildcard-subscribed feed. */
   get topicCount(): number {
-    return this.topicRefs.size + this.byFeed.size;
+    return this.byTopic.size + this.byFeed.size;
   }
 
   /** Subscribers per feed. */
@@ -131,16 +164,16 @@ export class SubscriptionIndex<S extends Subscriber> {
     for (const feed of keys) {
       let topics = 0;
       const prefix = feed + '.';
-      for (const t of this.topicRefs.keys()) if (t.startsWith(prefix)) topics++;
+      for (const t of this.byTopic.keys()) if (t.startsWith(prefix)) topics++;
       let sessions = 0;
       for (const _ of this.subscribersOf(feed)) sessions++;
-      out[feed] = { sessions, wildcards: this.byFeed.get(feed)?.size ?? 0, topics };
+      out[feed] = { sessions, wildcards: this.byFeed.get(feed)?.length ?? 0, topics };
     }
     return out;
   }
 }
 
-function add<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
+function addToSet<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
   let s = m.get(k);
   if (s === undefined) {
     s = new Set();
@@ -149,9 +182,17 @@ function add<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
   s.add(v);
 }
 
-function remove<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
+function removeFromSet<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
   const s = m.get(k);
   if (s === undefined) return;
   s.delete(v);
   if (s.size === 0) m.delete(k);
+}
+
+/** Removes `v` from an unordered list by moving the last element into its place. */
+function removeFromList<V>(list: V[], v: V): void {
+  const i = list.indexOf(v);
+  if (i < 0) return;
+  const last = list.pop()!;
+  if (i < list.length) list[i] = last;
 }

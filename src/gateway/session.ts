@@ -1,6 +1,8 @@
+import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { Limits } from '../protocol/constants.js';
 import type { CloseName } from '../protocol/errors.js';
+import { directSocket, headerLength, senderIdle, writeTextHeader } from './frame.js';
 import type { Subscriber } from './index.js';
 import { TokenBucket, WindowCounter, messageBucket, perMinuteBucket } from './limits.js';
 import { Mode, slowAction, type SlowPolicy } from './slow.js';
@@ -69,6 +71,8 @@ export class Session implements Subscriber {
 
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** The TCP socket under `ws` when frames may be written to it directly (see frame.ts). */
+  private readonly direct: Socket | undefined;
   private mode: Mode = Mode.Live;
   private readonly dirty = new Set<string>();
   private skipped = 0;
@@ -89,6 +93,7 @@ export class Session implements Subscriber {
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
     this.violations = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * 5), 10_000);
     this.lastSeen = now;
+    this.direct = host.sendOptions.compress ? undefined : directSocket(ws);
   }
 
   /** Explicit topics held. */
@@ -128,30 +133,34 @@ export class Session implements Subscriber {
   /**
    * Writes this tick's queued frames as ONE WebSocket frame (the message,
    * or a JSON array of them), then applies the slow-consumer policy.
-   * Returns the bytes written (0 when nothing was).
+   * Returns the payload bytes written (0 when nothing was).
    */
   flush(): number {
     const list = this.pending;
     const n = list.length;
     if (n === 0) return 0;
-    let data: Buffer;
-    if (n === 1) data = list[0]!;
-    else {
-      data = Buffer.allocUnsafe(this.pendingBytes + n + 1);
-      data[0] = LBRACKET;
-      let off = 1;
-      for (let i = 0; i < n; i++) {
-        if (i > 0) data[off++] = COMMA;
-        off += list[i]!.copy(data, off);
+    const len = n === 1 ? list[0]!.length : this.pendingBytes + n + 1;
+    let written = 0;
+    if (this.ws.readyState === OPEN) {
+      const direct = this.direct !== undefined && senderIdle(this.ws);
+      // Directly: header and payload in one buffer, one write. Otherwise ws frames the payload.
+      const at = direct ? headerLength(len) : 0;
+      let data: Buffer;
+      if (n === 1 && !direct) data = list[0]!;
+      else {
+        data = Buffer.allocUnsafe(at + len);
+        if (direct) writeTextHeader(data, len);
+        if (n === 1) list[0]!.copy(data, at);
+        else joinInto(data, at, list);
       }
-      data[off] = RBRACKET;
+      if (direct) this.direct!.write(data);
+      else this.ws.send(data, this.host.sendOptions);
+      written = len;
     }
     list.length = 0;
     this.pendingBytes = 0;
-    if (this.ws.readyState !== OPEN) return 0;
-    this.ws.send(data, this.host.sendOptions);
-    if (this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
-    return data.length;
+    if (written > 0 && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
+    return written;
   }
 
   /**
@@ -225,9 +234,31 @@ export class Session implements Subscriber {
   /** Writes a payload if the socket is open; false when it is not. */
   private write(payload: string | Buffer): boolean {
     if (this.ws.readyState !== OPEN) return false;
-    const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    this.ws.send(data, this.host.sendOptions);
-    this.host.wrote(data.length);
+    let len: number;
+    if (this.direct !== undefined && senderIdle(this.ws)) {
+      len = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+      const data = Buffer.allocUnsafe(headerLength(len) + len);
+      const at = writeTextHeader(data, len);
+      if (typeof payload === 'string') data.write(payload, at);
+      else payload.copy(data, at);
+      this.direct.write(data);
+    } else {
+      const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
+      len = data.length;
+      this.ws.send(data, this.host.sendOptions);
+    }
+    this.host.wrote(len);
     return true;
   }
+}
+
+/** Writes `[a,b,…]` of the serialised messages in `list` into `out` from `at`. */
+function joinInto(out: Buffer, at: number, list: readonly Buffer[]): void {
+  out[at] = LBRACKET;
+  let off = at + 1;
+  for (let i = 0; i < list.length; i++) {
+    if (i > 0) out[off++] = COMMA;
+    off += list[i]!.copy(out, off);
+  }
+  out[off] = RBRACKET;
 }

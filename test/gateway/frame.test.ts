@@ -1,0 +1,94 @@
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { directSocket, headerLength, senderIdle, writeTextHeader } from '../../src/gateway/frame.js';
+
+// ws's frame writer is public at runtime but has no type declarations.
+const { Sender } = createRequire(import.meta.url)('ws') as {
+  Sender: { frame(data: Buffer, opts: Record<string, unknown>): Buffer[] };
+};
+
+const SIZES = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000];
+
+describe('pre-framed text frames', () => {
+  it.each(SIZES)('write the header ws writes for a %i-byte payload', (len) => {
+    const [wsHeader] = Sender.frame(Buffer.alloc(len), { fin: true, opcode: 1, mask: false, readOnly: true, rsv1: false });
+    const buf = Buffer.alloc(headerLength(len));
+    expect(writeTextHeader(buf, len)).toBe(buf.length);
+    expect(buf).toEqual(wsHeader);
+  });
+});
+
+let server: Server | undefined;
+let wss: WebSocketServer | undefined;
+afterEach(async () => {
+  for (const c of wss?.clients ?? []) c.terminate();
+  await new Promise<void>((r) => (wss ? wss.close(() => r()) : r()));
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = wss = undefined;
+});
+
+/** A ws server on port 0 and one client of it; resolves both ends. */
+async function pair(deflate: boolean): Promise<{ srv: WebSocket; cli: WebSocket }> {
+  server = createServer();
+  wss = new WebSocketServer({ server, perMessageDeflate: deflate });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const accepted = new Promise<WebSocket>((r) => wss!.once('connection', r));
+  const cli = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: deflate });
+  await new Promise((r) => cli.once('open', r));
+  return { srv: await accepted, cli };
+}
+
+function framed(text: string): Buffer {
+  const len = Buffer.byteLength(text);
+  const buf = Buffer.allocUnsafe(headerLength(len) + len);
+  buf.write(text, writeTextHeader(buf, len));
+  return buf;
+}
+
+describe('direct socket writes', () => {
+  it('interleave with ws.send, pings and a close in order, at every frame size', async () => {
+    const { srv, cli } = await pair(false);
+    const sock = directSocket(srv);
+    expect(sock).toBeDefined();
+    const sent: string[] = [];
+    const got: string[] = [];
+    let pongs = 0;
+    cli.on('message', (d, binary) => {
+      expect(binary).toBe(false);
+      got.push(String(d));
+    });
+    cli.on('ping', () => pongs++);
+    const closed = new Promise<number>((r) => cli.once('close', (code) => r(code)));
+    for (let i = 0; i < 300; i++) {
+      const text = `${i}:` + '가'.repeat(SIZES[i % SIZES.length]! / 3);
+      sent.push(text);
+      if (i % 3 === 0) srv.send(text);
+      else {
+        expect(senderIdle(srv)).toBe(true);
+        sock!.write(framed(text));
+      }
+      if (i % 50 === 0) srv.ping();
+    }
+    srv.close(1000, 'done');
+    expect(await closed).toBe(1000);
+    expect(got).toEqual(sent);
+    expect(pongs).toBe(6);
+  });
+
+  it('count in bufferedAmount while the client does not read', async () => {
+    const { srv, cli } = await pair(false);
+    (cli as unknown as { _socket: { pause(): void } })._socket.pause();
+    const chunk = framed('x'.repeat(1 << 20));
+    for (let i = 0; i < 64; i++) directSocket(srv)!.write(chunk);
+    expect(srv.bufferedAmount).toBeGreaterThan(16 << 20);
+  });
+
+  it('are not used on a connection with permessage-deflate', async () => {
+    const { srv } = await pair(true);
+    expect(directSocket(srv)).toBeUndefined();
+  });
+});
