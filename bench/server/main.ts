@@ -52,8 +52,9 @@ let maxTickMs = 0;
 function tick(): void {
   const t0 = performance.now();
   const list = market!.step();
-  // Stamped after the rows are made, so latency starts where the peer's work does.
-  peer!.publish(list, Math.round(wallMs() * 1000) / 1000);
+  // Stamped after the rows are made, so latency starts where the peer's work does; in whole
+  // milliseconds, as the protocol's `ts` is (rounded down: latencies read up to 1 ms long).
+  peer!.publish(list, Math.floor(wallMs()));
   changes += list.length;
   for (let i = 0; i < list.length; i++) offered += counts[list[i]!.index]!;
   const took = performance.now() - t0;

@@ -15,7 +15,7 @@ export type PeerName = (typeof PEERS)[number];
 export interface Peer {
   /** Starts listening on 127.0.0.1, port 0; resolves with the port. */
   listen(): Promise<number>;
-  /** Delivers one tick's changes, stamped `ts` (ms epoch, sub-ms precision). */
+  /** Delivers one tick's changes, stamped `ts` (ms epoch, whole milliseconds). */
   publish(changes: readonly Change[], ts: number): void;
   /** Peer-specific figures (connections, buffered bytes, …). */
   stats(): Record<string, number>;
