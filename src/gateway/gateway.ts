@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type ServerOptions, type WebSocket } from 'ws';
 import { silentLogger, type Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Limits } from '../protocol/constants.js';
@@ -43,6 +43,32 @@ export interface GatewayStats {
 const OPEN_GRANT: AuthGranted = { ok: true };
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Where a connection's WebSocket carries its session, for the listeners every connection shares. */
+const SESSION = Symbol('session');
+type SessionSocket = WebSocket & { [SESSION]?: Session };
+
+function sessionOf(ws: WebSocket): Session {
+  return (ws as SessionSocket)[SESSION]!;
+}
+
+/** The listeners of a connection's WebSocket events. */
+interface WsListeners {
+  message(this: WebSocket, data: RawData, isBinary: boolean): void;
+  pong(this: WebSocket): void;
+  error(this: WebSocket, err: Error & { code?: string }): void;
+  close(this: WebSocket): void;
+}
+
+/** Until the handshake is done, a socket error ends the socket (`this` is the socket). */
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
+/** A `close` listener giving back `addr`'s connection slot; it holds nothing else. */
+function releaser(conns: ConnectionCounter, addr: string): () => void {
+  return () => conns.release(addr);
+}
+
 /** The WebSocket gateway. Attaches to `opts.server` on construction; `close()` to stop. */
 export class Gateway {
   private readonly wss: WebSocketServer;
@@ -65,6 +91,7 @@ export class Gateway {
   private readonly inbound: InboundDeps;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribes: (() => void)[] = [];
+  private readonly listeners: WsListeners = this.wsListeners();
   private closing: Promise<void> | undefined;
   private nextId = 1;
 
@@ -144,8 +171,7 @@ export class Gateway {
   // --- connections ----------------------------------------------------------
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    const onError = (): void => void socket.destroy();
-    socket.on('error', onError);
+    socket.on('error', destroyOnError);
     if (pathOf(req.url) !== this.path) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);
@@ -153,13 +179,15 @@ export class Gateway {
       this.metrics.connections.inc({ outcome: 'too_many' });
       return refuseUpgrade(socket, 429, 'too_many_connections', 'too many connections from this address');
     }
-    // One release point for every path (refused, failed handshake, closed session).
-    socket.once('close', () => this.conns.release(addr));
+    // One release point for every path (refused, failed handshake, closed session). Made
+    // outside this function so the listener, which lives as long as the connection, does not
+    // keep the upgrade request alive.
+    socket.on('close', releaser(this.conns, addr));
     const auth = this.opts.auth;
-    if (auth === undefined) return this.accept(req, socket, head, addr, OPEN_GRANT, onError);
+    if (auth === undefined) return this.accept(req, socket, head, addr, OPEN_GRANT);
     auth.authenticate(req).then(
       (res) => {
-        if (res.ok) return this.accept(req, socket, head, addr, res, onError);
+        if (res.ok) return this.accept(req, socket, head, addr, res);
         this.metrics.connections.inc({ outcome: res.code === 'forbidden_origin' ? 'forbidden_origin' : 'unauthorized' });
         this.logger.info({ addr, reason: res.message }, 'upgrade refused');
         refuseUpgrade(socket, res.status, res.code, res.message);
@@ -171,35 +199,53 @@ export class Gateway {
     );
   };
 
-  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, addr: string, grant: AuthGranted, onError: () => void): void {
+  private accept(req: IncomingMessage, socket: Duplex, head: Buffer, addr: string, grant: AuthGranted): void {
     if (this.closing || socket.destroyed) return void socket.destroy();
-    socket.removeListener('error', onError);
+    socket.removeListener('error', destroyOnError);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, addr, grant));
   }
 
   private onConnection(ws: WebSocket, addr: string, grant: AuthGranted): void {
-    const limits = resolveLimits(this.baseLimits, grant.limits);
+    const limits = grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits);
     const who = { addr, ...(grant.clientId ? { clientId: grant.clientId } : {}), ...(grant.tokenHash ? { tokenHash: grant.tokenHash } : {}) };
     const s = new Session(this.nextId++, ws, who, limits, this.host, this.opts.floodFactor ?? GATEWAY_DEFAULTS.floodFactor);
     this.sessions.add(s);
     this.metrics.connections.inc({ outcome: 'accepted' });
     this.metrics.clients.set(this.sessions.size);
-    ws.on('message', (data, isBinary) => handleInbound(this.inbound, s, data, isBinary));
-    ws.on('pong', () => {
-      s.lastSeen = this.now();
-    });
-    ws.on('error', (err: Error & { code?: string }) => {
-      // ws closes the connection itself on a bad frame; count it with the others the server closes.
-      const close = closeCodeOfWsError(err.code);
-      if (close !== undefined) this.metrics.closes.inc({ code: String(close) });
-      this.logger.debug({ session: s.id, code: err.code }, 'client connection error');
-    });
-    ws.on('close', () => this.onClose(s));
+    // The same four listeners for every connection: each finds its session on the socket.
+    (ws as SessionSocket)[SESSION] = s;
+    const l = this.listeners;
+    ws.on('message', l.message);
+    ws.on('pong', l.pong);
+    ws.on('error', l.error);
+    ws.on('close', l.close);
     s.sendNow(welcomeFrame(this.serverName, this.store.epoch, this.heartbeatMs, limits, this.now()));
     this.host.sent('welcome', 1);
     // After welcome: a token that expired since it was checked still gets the first frame, then 4001.
     if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
     this.logger.debug({ session: s.id, addr, client: grant.clientId, tokenHash: grant.tokenHash }, 'client connected');
+  }
+
+  /** The listeners every connection's WebSocket gets (`this` is the WebSocket). */
+  private wsListeners(): WsListeners {
+    const gw = this;
+    return {
+      message(this: WebSocket, data: RawData, isBinary: boolean): void {
+        handleInbound(gw.inbound, sessionOf(this), data, isBinary);
+      },
+      pong(this: WebSocket): void {
+        sessionOf(this).lastSeen = gw.now();
+      },
+      error(this: WebSocket, err: Error & { code?: string }): void {
+        // ws closes the connection itself on a bad frame; count it with the others the server closes.
+        const close = closeCodeOfWsError(err.code);
+        if (close !== undefined) gw.metrics.closes.inc({ code: String(close) });
+        gw.logger.debug({ session: sessionOf(this).id, code: err.code }, 'client connection error');
+      },
+      close(this: WebSocket): void {
+        gw.onClose(sessionOf(this));
+      },
+    };
   }
 
   private scheduleExpiry(s: Session, expiresAt: number): void {

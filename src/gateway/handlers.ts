@@ -19,8 +19,10 @@ import type { Session } from './session.js';
 
 /** Demand as the gateway records it (reference counts per code or `*`). */
 export interface DemandSink {
-  add(channel: Channel, market: Market, code: string): void;
-  remove(channel: Channel, market: Market, code: string): void;
+  /** One more subscriber of each code (or `*`) of a feed. */
+  addAll(channel: Channel, market: Market, codes: Iterable<string>): void;
+  /** One subscriber fewer of each code (or `*`) of a feed. */
+  removeAll(channel: Channel, market: Market, codes: Iterable<string>): void;
 }
 
 /** The on-demand lookup (OnDemandCache.get). */
@@ -60,9 +62,8 @@ function overLimit(s: Session, t: Target): WireError | undefined {
     }
     return undefined;
   }
-  const mine = s.explicit.get(t.feed);
   let added = 0;
-  for (const topic of t.topics) if (!mine?.has(topic)) added++;
+  for (const topic of t.topics) if (!s.explicit.has(topic)) added++;
   if (s.explicitCount + added > s.limits.maxTopics) {
     return wireError('too_many_topics', `at most ${s.limits.maxTopics} topics per connection`);
   }
@@ -116,8 +117,10 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
   if (snapshots) ctx.sent('snapshot', snapshots);
   if (patches) ctx.sent('patch', patches);
   if (status !== undefined) ctx.sent('status', 1);
-  for (const code of newCodes) ctx.demand.add(channel, market, code);
-  if (newCodes.length) ctx.topicsChanged();
+  if (newCodes.length) {
+    ctx.demand.addAll(channel, market, newCodes);
+    ctx.topicsChanged();
+  }
 }
 
 /** Unsubscribes: reply `unsubscribed` with the topics actually removed, release their demand. */
@@ -128,20 +131,22 @@ export function onUnsubscribe(ctx: HandlerContext, s: Session, msg: UnsubscribeM
   const market = msg.market as Market;
   const feed = feedOf(channel, market);
   const removed: string[] = [];
+  const released: string[] = [];
   for (const code of new Set(msg.codes)) {
     if (code === WILDCARD) {
       if (ctx.index.removeWildcard(s, feed)) {
-        ctx.demand.remove(channel, market, WILDCARD);
+        released.push(WILDCARD);
         removed.push(wildcardTopic(feed));
       }
     } else {
       const topic = topicOf(channel, market, code);
       if (ctx.index.removeTopic(s, feed, topic)) {
-        ctx.demand.remove(channel, market, code);
+        released.push(code);
         removed.push(topic);
       }
     }
   }
+  if (released.length) ctx.demand.removeAll(channel, market, released);
   s.sendNow(JSON.stringify({ type: 'unsubscribed', id: msg.id, topics: removed }));
   ctx.sent('unsubscribed', 1);
   if (removed.length) ctx.topicsChanged();
@@ -207,12 +212,21 @@ export function onGet(ctx: HandlerContext, s: Session, msg: GetMsg): void {
 
 /** Releases the demand of every subscription a closed session held (from SubscriptionIndex.removeAll). */
 export function releaseDemand(demand: DemandSink, held: { topics: readonly string[]; wildcards: readonly string[] }): void {
+  // Per feed, one release of all its codes: one demand change per feed, not per code.
+  const byFeed = new Map<string, { channel: Channel; market: Market; codes: string[] }>();
+  const release = (channel: Channel, market: Market, code: string): void => {
+    const key = feedOf(channel, market);
+    let f = byFeed.get(key);
+    if (f === undefined) byFeed.set(key, (f = { channel, market, codes: [] }));
+    f.codes.push(code);
+  };
   for (const t of held.topics) {
     const p = parseTopic(t);
-    if (p) demand.remove(p.channel, p.market, p.code);
+    if (p) release(p.channel, p.market, p.code);
   }
   for (const feed of held.wildcards) {
     const f = parseFeed(feed);
-    demand.remove(f.channel, f.market, WILDCARD);
+    release(f.channel, f.market, WILDCARD);
   }
+  for (const f of byFeed.values()) demand.removeAll(f.channel, f.market, f.codes);
 }

@@ -8,12 +8,14 @@
  * See docs/PROTOCOL.md §Subscriptions.
  */
 
+import type { SmallSet } from './smallset.js';
+
 /** What the index needs of a subscriber: its own record of its subscriptions. */
 export interface Subscriber {
-  /** Explicit topics per feed. */
-  readonly explicit: Map<string, Set<string>>;
+  /** Explicit topics, of every feed. */
+  readonly explicit: SmallSet;
   /** Feeds subscribed whole (wildcard). */
-  readonly wildcards: Set<string>;
+  readonly wildcards: SmallSet;
 }
 
 /** Subscribers of one feed, for `/status`. */
@@ -45,6 +47,7 @@ export class SubscriptionIndex<S extends Subscriber> {
   private readonly byTopic = new Map<string, TopicSlot<S>>();
   private readonly byFeed = new Map<string, S[]>();
   private readonly explicitByFeed = new Map<string, Set<S>>();
+  private readonly feedKeys = new Map<string, string>();
 
   /** Subscribers to deliver a topic's events to, besides the feed's wildcard subscribers. */
   direct(topic: string): readonly S[] | undefined {
@@ -59,7 +62,7 @@ export class SubscriptionIndex<S extends Subscriber> {
 
   /** Whether `s` receives `topic` of `feed` (explicitly or by wildcard). */
   has(s: S, feed: string, topic: string): boolean {
-    return s.wildcards.has(feed) || (s.explicit.get(feed)?.has(topic) ?? false);
+    return s.wildcards.has(feed) || s.explicit.has(topic);
   }
 
   /**
@@ -68,19 +71,14 @@ export class SubscriptionIndex<S extends Subscriber> {
    * many subscribers of one topic share one string.
    */
   addTopic(s: S, feed: string, topic: string): boolean {
-    let mine = s.explicit.get(feed);
-    if (mine === undefined) {
-      mine = new Set();
-      s.explicit.set(feed, mine);
-      addToSet(this.explicitByFeed, feed, s);
-    }
-    if (mine.has(topic)) return false;
+    if (s.explicit.has(topic)) return false;
     let slot = this.byTopic.get(topic);
     if (slot === undefined) {
       slot = { topic, refs: 0, direct: [] };
       this.byTopic.set(topic, slot);
     }
-    mine.add(slot.topic);
+    s.explicit.add(slot.topic);
+    addToSet(this.explicitByFeed, this.feedKey(feed), s);
     slot.refs++;
     if (!s.wildcards.has(feed)) slot.direct.push(s);
     return true;
@@ -88,12 +86,8 @@ export class SubscriptionIndex<S extends Subscriber> {
 
   /** Removes an explicit topic; false when `s` did not have it. */
   removeTopic(s: S, feed: string, topic: string): boolean {
-    const mine = s.explicit.get(feed);
-    if (mine === undefined || !mine.delete(topic)) return false;
-    if (mine.size === 0) {
-      s.explicit.delete(feed);
-      removeFromSet(this.explicitByFeed, feed, s);
-    }
+    if (!s.explicit.delete(topic)) return false;
+    if (!holdsTopicOf(s, feed)) removeFromSet(this.explicitByFeed, feed, s);
     const slot = this.byTopic.get(topic);
     if (slot !== undefined) {
       removeFromList(slot.direct, s);
@@ -105,11 +99,12 @@ export class SubscriptionIndex<S extends Subscriber> {
   /** Adds a feed's wildcard; the subscriber's explicit topics of the feed stop being delivered separately. */
   addWildcard(s: S, feed: string): boolean {
     if (s.wildcards.has(feed)) return false;
-    s.wildcards.add(feed);
-    let list = this.byFeed.get(feed);
-    if (list === undefined) this.byFeed.set(feed, (list = []));
+    const key = this.feedKey(feed);
+    s.wildcards.add(key);
+    let list = this.byFeed.get(key);
+    if (list === undefined) this.byFeed.set(key, (list = []));
     list.push(s);
-    for (const t of s.explicit.get(feed) ?? []) {
+    for (const t of topicsOf(s, feed)) {
       const slot = this.byTopic.get(t);
       if (slot !== undefined) removeFromList(slot.direct, s);
     }
@@ -124,7 +119,7 @@ export class SubscriptionIndex<S extends Subscriber> {
       removeFromList(list, s);
       if (list.length === 0) this.byFeed.delete(feed);
     }
-    for (const t of s.explicit.get(feed) ?? []) this.byTopic.get(t)?.direct.push(s);
+    for (const t of topicsOf(s, feed)) this.byTopic.get(t)?.direct.push(s);
     return true;
   }
 
@@ -135,14 +130,26 @@ export class SubscriptionIndex<S extends Subscriber> {
   removeAll(s: S): { topics: string[]; wildcards: string[] } {
     const wildcards = [...s.wildcards];
     for (const f of wildcards) this.removeWildcard(s, f);
-    const topics: string[] = [];
-    for (const [feed, set] of [...s.explicit]) {
-      for (const t of [...set]) {
-        this.removeTopic(s, feed, t);
-        topics.push(t);
-      }
+    const topics = [...s.explicit];
+    for (const t of topics) {
+      s.explicit.delete(t);
+      const slot = this.byTopic.get(t);
+      if (slot === undefined) continue;
+      removeFromList(slot.direct, s);
+      if (--slot.refs <= 0) this.byTopic.delete(t);
+    }
+    for (const [feed, set] of this.explicitByFeed) {
+      if (set.delete(s) && set.size === 0) this.explicitByFeed.delete(feed);
     }
     return { topics, wildcards };
+  }
+
+  /** The index's one string of a feed key, so subscribers' records share it. */
+  private feedKey(feed: string): string {
+    const known = this.feedKeys.get(feed);
+    if (known !== undefined) return known;
+    this.feedKeys.set(feed, feed);
+    return feed;
   }
 
   /** Every subscriber of a feed (explicit or wildcard), each once. */
@@ -187,6 +194,19 @@ function removeFromSet<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
   if (s === undefined) return;
   s.delete(v);
   if (s.size === 0) m.delete(k);
+}
+
+/** The explicit topics `s` holds of `feed` (`feed.` prefix). */
+function* topicsOf(s: Subscriber, feed: string): IterableIterator<string> {
+  const prefix = feed + '.';
+  for (const t of [...s.explicit]) if (t.startsWith(prefix)) yield t;
+}
+
+/** Whether `s` still holds an explicit topic of `feed`. */
+function holdsTopicOf(s: Subscriber, feed: string): boolean {
+  const prefix = feed + '.';
+  for (const t of s.explicit) if (t.startsWith(prefix)) return true;
+  return false;
 }
 
 /** Removes `v` from an unordered list by moving the last element into its place. */

@@ -6,6 +6,7 @@ import { directSocket, headerLength, senderIdle, writeTextHeader } from './frame
 import type { Subscriber } from './index.js';
 import { TokenBucket, WindowCounter, messageBucket, perMinuteBucket } from './limits.js';
 import { Mode, slowAction, type SlowPolicy } from './slow.js';
+import { SmallSet } from './smallset.js';
 
 /**
  * One client connection: identity, limits, subscriptions (as the index
@@ -50,18 +51,14 @@ const RBRACKET = 0x5d;
 
 /** One WebSocket client. */
 export class Session implements Subscriber {
-  /** Explicit topics per feed (kept by the SubscriptionIndex). */
-  readonly explicit = new Map<string, Set<string>>();
+  /** Explicit topics, of every feed (kept by the SubscriptionIndex). */
+  readonly explicit = new SmallSet();
   /** Wildcard feeds (kept by the SubscriptionIndex). */
-  readonly wildcards = new Set<string>();
+  readonly wildcards = new SmallSet();
   /** Inbound message rate: `maxMessagesPerSecond`, bursts of twice that. */
   readonly inbound: TokenBucket;
-  /** `get` rate: `getsPerMinute`. */
-  readonly gets: TokenBucket;
   /** Trips when the client floods: more than `floodFactor` × the message limit in one second. */
   readonly flood: WindowCounter;
-  /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */
-  readonly violations: WindowCounter;
   /** Last time the peer showed it is alive (pong or message), ms epoch. */
   lastSeen: number;
   /** Set once the server started closing the connection. */
@@ -71,10 +68,13 @@ export class Session implements Subscriber {
 
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  // Made on first use: most connections never `get`, pass the rate limit or fall behind.
+  private gets_: TokenBucket | undefined;
+  private violations_: WindowCounter | undefined;
+  private dirty: Set<string> | undefined;
   /** The TCP socket under `ws` when frames may be written to it directly (see frame.ts). */
   private readonly direct: Socket | undefined;
   private mode: Mode = Mode.Live;
-  private readonly dirty = new Set<string>();
   private skipped = 0;
   private behindSince = 0;
 
@@ -89,18 +89,27 @@ export class Session implements Subscriber {
   ) {
     const now = host.now();
     this.inbound = messageBucket(limits.maxMessagesPerSecond, now);
-    this.gets = perMinuteBucket(limits.getsPerMinute, now);
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
-    this.violations = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * 5), 10_000);
     this.lastSeen = now;
     this.direct = host.sendOptions.compress ? undefined : directSocket(ws);
   }
 
+  /**
+   * `get` rate: `getsPerMinute`. Made full on first use, which is the state
+   * a bucket made at connection time would have reached by then.
+   */
+  get gets(): TokenBucket {
+    return (this.gets_ ??= perMinuteBucket(this.limits.getsPerMinute, this.host.now()));
+  }
+
+  /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */
+  get violations(): WindowCounter {
+    return (this.violations_ ??= new WindowCounter(Math.ceil(this.limits.maxMessagesPerSecond * 5), 10_000));
+  }
+
   /** Explicit topics held. */
   get explicitCount(): number {
-    let n = 0;
-    for (const set of this.explicit.values()) n += set.size;
-    return n;
+    return this.explicit.size;
   }
 
   /** Whether updates are written (not behind). */
@@ -120,7 +129,7 @@ export class Session implements Subscriber {
    */
   push(topic: string, frame: Buffer, touched: Session[]): boolean {
     if (this.mode !== Mode.Live) {
-      if (this.mode === Mode.Conflating) this.dirty.add(topic);
+      if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
       this.skipped += frame.length;
       return false;
     }
@@ -179,17 +188,13 @@ export class Session implements Subscriber {
    * messages each (a whole-market snapshot in a few frames, not thousands).
    */
   sendChunks(frames: readonly string[]): void {
-    const size = this.host.chunk;
-    for (let i = 0; i < frames.length; i += size) {
-      const end = Math.min(frames.length, i + size);
-      this.write(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
-    }
+    this.writeChunks(frames);
     if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
   }
 
   /** Marks a topic for a fresh snapshot when the connection drains (behind only). */
   markDirty(topic: string): void {
-    if (this.mode === Mode.Conflating) this.dirty.add(topic);
+    if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
   }
 
   /**
@@ -208,25 +213,30 @@ export class Session implements Subscriber {
         this.host.slowStep(this, 'conflate', true);
       } else if (act === 'resnapshot') {
         this.mode = Mode.Resnapshot;
-        this.dirty.clear();
+        this.dirty = undefined;
         this.host.slowStep(this, 'resnapshot', true);
       } else this.drain();
     }
   }
 
   private drain(): void {
-    const topics = this.mode === Mode.Resnapshot ? undefined : [...this.dirty];
+    const topics = this.mode === Mode.Resnapshot ? undefined : [...(this.dirty ?? [])];
     this.mode = Mode.Live;
-    this.dirty.clear();
+    this.dirty = undefined;
     this.skipped = 0;
     this.host.slowStep(this, 'drain', false);
     const frames = this.host.snapshotsFor(this, topics);
     if (frames.length === 0) return;
     this.host.sent('snapshot', frames.length);
+    // Written without a check: the policy loop that drained is still running (checkSlow).
+    this.writeChunks(frames);
+  }
+
+  /** Writes serialised messages in frames of at most `host.chunk` messages each. */
+  private writeChunks(frames: readonly string[]): void {
     const size = this.host.chunk;
     for (let i = 0; i < frames.length; i += size) {
       const end = Math.min(frames.length, i + size);
-      // Written without a check: the policy loop that drained is still running (checkSlow).
       this.write(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
     }
   }

@@ -28,7 +28,7 @@ export function snapshotFrames(
       for (const e of store.entries(f.channel, f.market)) out.push(store.snapshot(e));
     }
   }
-  const list = topics ?? [...s.explicit].filter(([feed]) => !s.wildcards.has(feed)).flatMap(([, set]) => [...set]);
+  const list = topics ?? [...s.explicit].filter((t) => !s.wildcards.has(t.slice(0, t.lastIndexOf('.'))));
   for (const t of list) {
     const p = parseTopic(t);
     if (p === undefined || !index.has(s, feedOf(p.channel, p.market), t)) continue;

@@ -43,7 +43,7 @@ export class Metrics {
   /** HTTP requests served, by route and status. */
   readonly httpRequests = new Counter({
     name: 'krx_http_requests_total',
-    help: 'HTTP requests by route (page, healthz, readyz, status, metrics, symbols, api, static, other) and status',
+    help: 'HTTP requests by route (page, healthz, readyz, status, metrics, symbols, api) and status',
     labelNames: ['route', 'status'] as const,
     registers: [this.registry],
   });

@@ -35,10 +35,11 @@ export interface TopicEntry {
   /** Patch frames of recent changes, for resume. Allocated on the first change. */
   ring?: ReplayRing;
   /**
-   * Cached snapshot frame and the (seq, seenTs) it was built for, and the
-   * frame's end from `"data"` on, which changes only with the seq.
+   * The end of this topic's snapshot frame from `"data"` on (the row's
+   * JSON and checksum) and the seq it was built for: it changes only with
+   * the seq, while the frame's `ts` changes with every poll.
    */
-  snap?: { frame: string; seq: number; ts: number; tail: string };
+  snap?: { seq: number; tail: string };
   /** The keys of `row` and the fragments derived from them (set by the store). */
   layout?: RowLayout;
   /** The start of this topic's patch frames, `{"type":"patch","topic":…,"seq":` (set by the store). */
@@ -100,11 +101,6 @@ export interface PersistedEntry {
 /** A new random epoch id. */
 export function newEpoch(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-}
-
-/** Serialises a snapshot message for a topic entry. */
-export function snapshotFrame(e: TopicEntry, ts: number): string {
-  return JSON.stringify({ type: 'snapshot', topic: e.topic, seq: e.seq, ts, data: e.row, crc: e.crc });
 }
 
 /** The topics of one feed, the layouts of its rows, and where each code stood in the last response. */
@@ -277,17 +273,14 @@ export class StateStore {
   }
 
   /**
-   * The snapshot frame of an entry, built once per (seq, seenTs) and cached.
+   * The snapshot frame of an entry: the row's JSON is serialised once per
+   * seq and kept; the head with the current ts is joined to it per call.
    * `ts` is when the upstream last confirmed the row.
    */
   snapshot(e: TopicEntry): string {
-    const s = e.snap;
-    if (s !== undefined && s.seq === e.seq && s.ts === e.seenTs) return s.frame;
-    // The row's JSON is reused while the seq holds; only the head (the ts) is rebuilt.
-    const tail = s !== undefined && s.seq === e.seq ? s.tail : snapshotTail(e.row, e.crc);
-    const frame = snapshotFrameOf(snapshotHead(e.topic), e.seq, e.seenTs, tail);
-    e.snap = { frame, seq: e.seq, ts: e.seenTs, tail };
-    return frame;
+    let s = e.snap;
+    if (s === undefined || s.seq !== e.seq) e.snap = s = { seq: e.seq, tail: snapshotTail(e.row, e.crc) };
+    return snapshotFrameOf(snapshotHead(e.topic), e.seq, e.seenTs, s.tail);
   }
 
   /**

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { arrayFrame, headerLength } from '../../bench/lib/frame.js';
+import { arrayFrame } from '../../bench/lib/frame.js';
+import { headerLength } from '../../src/gateway/frame.js';
 import { SyntheticMarket, changedOps, listBody, marketTopics, tickSize } from '../../bench/lib/market.js';
 import { busyCores, parseProcStat } from '../../bench/lib/procstat.js';
 import { clientSymbols, subscriberCounts } from '../../bench/lib/subs.js';

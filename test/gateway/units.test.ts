@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { issuesText, upstreamWireError, errorFrame, UPSTREAM_TO_WIRE } from '../../src/gateway/errors.js';
 import { SubscriptionIndex, type Subscriber } from '../../src/gateway/index.js';
+import { SmallSet } from '../../src/gateway/smallset.js';
 import { ConnectionCounter, KeyedRateLimiter, TokenBucket, WindowCounter, messageBucket, resolveLimits } from '../../src/gateway/limits.js';
 import { parseClientFrame, resolveTarget } from '../../src/gateway/requests.js';
 import { DEFAULT_SLOW_POLICY, Mode, slowAction, slowPolicy } from '../../src/gateway/slow.js';
@@ -142,7 +143,7 @@ describe('limits', () => {
 });
 
 describe('subscription index', () => {
-  const sub = (): Subscriber => ({ explicit: new Map(), wildcards: new Set() });
+  const sub = (): Subscriber => ({ explicit: new SmallSet(), wildcards: new SmallSet() });
   it('keeps delivery sets free of duplicates whatever the order of wildcard and explicit', () => {
     const idx = new SubscriptionIndex<Subscriber>();
     const a = sub();

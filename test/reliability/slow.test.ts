@@ -87,6 +87,23 @@ function liveBytes(): number {
   return u.heapUsed + u.external;
 }
 
+/**
+ * `liveBytes()` once garbage is really gone: buffers' memory leaves
+ * `external` when V8's sweeper gets to them, which may be after `gc()`
+ * returns, so collect until two readings agree within 1 MB (at most 5 times).
+ */
+async function settledLiveBytes(gc: () => void): Promise<number> {
+  let last = Infinity;
+  for (let i = 0; i < 5; i++) {
+    gc();
+    await sleep(20);
+    const now = liveBytes();
+    if (Math.abs(now - last) < 2 ** 20) return now;
+    last = now;
+  }
+  return last;
+}
+
 const mb = (bytes: number) => +(bytes / 2 ** 20).toFixed(1);
 
 /**
@@ -245,13 +262,11 @@ describe('slow consumers beside 200 normal clients', () => {
       const slow = await slowClient();
       load.stop();
       await sleep(100);
-      gc();
-      const held = liveBytes();
+      const held = await settledLiveBytes(gc);
       slow.socket.destroy();
       await until(() => tb.bridge.gateway!.clientCount === NORMAL, 5000, 'slow session gone');
       await sleep(100);
-      gc();
-      const retained = held - liveBytes();
+      const retained = held - (await settledLiveBytes(gc));
       const owedIfKept = attachedAt.reduce((a, from) => a + (load.bytes - from), 0);
 
       const figures = {
