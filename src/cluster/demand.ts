@@ -44,19 +44,13 @@ export class ClusterDemand implements DemandView {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private flushing: Promise<void> | undefined;
-  private readonly changed = new Set<string>();
-  private stopped = false;
 
   /** A view that follows nothing until `start()`. */
   constructor(private readonly opts: ClusterDemandOptions) {}
 
   /** Follows local changes and refreshes every period. */
   start(): void {
-    this.unsubscribe = this.opts.local.onChange((channel, market) => {
-      // One subscribe of many codes changes demand once per code: handle them together, after it.
-      if (this.changed.size === 0) queueMicrotask(() => this.localChanged());
-      this.changed.add(feedOf(channel, market));
-    });
+    this.unsubscribe = this.opts.local.onChange((channel, market) => this.localChanged(channel, market));
     for (const f of ALL_FEEDS) this.recompute(f);
     this.timer = setInterval(() => void this.sync(), this.opts.refreshMs);
     this.timer.unref();
@@ -64,7 +58,6 @@ export class ClusterDemand implements DemandView {
 
   /** Stops following and withdraws this process's registrations. */
   async stop(): Promise<void> {
-    this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     await this.flushing?.catch(() => undefined);
@@ -123,14 +116,10 @@ export class ClusterDemand implements DemandView {
     }
   }
 
-  private localChanged(): void {
-    if (this.stopped) return this.changed.clear();
-    for (const f of ALL_FEEDS) {
-      if (!this.changed.has(f.feed)) continue;
-      this.dirty.add(f.feed);
-      this.recompute(f);
-    }
-    this.changed.clear();
+  private localChanged(channel: Channel, market: Market): void {
+    const feed = feedOf(channel, market);
+    this.dirty.add(feed);
+    this.recompute({ channel, market, feed });
     void this.flush();
   }
 

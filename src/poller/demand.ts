@@ -40,38 +40,58 @@ export class Demand implements DemandView {
 
   /** Counts one more subscriber of `code` (or `*`) on a feed. */
   add(channel: Channel, market: Market, code: string): void {
-    const f = this.feed(channel, market);
-    if (code === WILDCARD) {
-      f.wildcards++;
-      if (f.wildcards === 1) this.ee.emit('change', channel, market);
-      return;
-    }
-    const n = (f.counts.get(code) ?? 0) + 1;
-    f.counts.set(code, n);
-    if (n === 1) {
-      f.codes.add(code);
-      this.ee.emit('change', channel, market);
-    }
+    this.addAll(channel, market, [code]);
   }
 
   /** Counts one subscriber fewer; a code at zero is no longer wanted. */
   remove(channel: Channel, market: Market, code: string): void {
+    this.removeAll(channel, market, [code]);
+  }
+
+  /**
+   * Counts one more subscriber of each code (or `*`) on a feed; emits
+   * `change` once when any became wanted (one subscribe of many codes is
+   * one change).
+   */
+  addAll(channel: Channel, market: Market, codes: Iterable<string>): void {
+    const f = this.feed(channel, market);
+    let changed = false;
+    for (const code of codes) {
+      if (code === WILDCARD) {
+        if (++f.wildcards === 1) changed = true;
+        continue;
+      }
+      const n = (f.counts.get(code) ?? 0) + 1;
+      f.counts.set(code, n);
+      if (n === 1) {
+        f.codes.add(code);
+        changed = true;
+      }
+    }
+    if (changed) this.ee.emit('change', channel, market);
+  }
+
+  /** Counts one subscriber fewer of each code (or `*`) on a feed; emits `change` once when any is no longer wanted. */
+  removeAll(channel: Channel, market: Market, codes: Iterable<string>): void {
     const f = this.feeds.get(feedOf(channel, market));
     if (!f) return;
-    if (code === WILDCARD) {
-      if (f.wildcards === 0) return;
-      f.wildcards--;
-      if (f.wildcards === 0) this.ee.emit('change', channel, market);
-      return;
+    let changed = false;
+    for (const code of codes) {
+      if (code === WILDCARD) {
+        if (f.wildcards === 0) continue;
+        if (--f.wildcards === 0) changed = true;
+        continue;
+      }
+      const n = f.counts.get(code);
+      if (n === undefined) continue;
+      if (n > 1) f.counts.set(code, n - 1);
+      else {
+        f.counts.delete(code);
+        f.codes.delete(code);
+        changed = true;
+      }
     }
-    const n = f.counts.get(code);
-    if (n === undefined) return;
-    if (n > 1) f.counts.set(code, n - 1);
-    else {
-      f.counts.delete(code);
-      f.codes.delete(code);
-      this.ee.emit('change', channel, market);
-    }
+    if (changed) this.ee.emit('change', channel, market);
   }
 
   /** Codes wanted on a feed (without the wildcard). */

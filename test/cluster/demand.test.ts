@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'redis';
 import { demandMember } from '../../src/cluster/codec.js';
 import { ClusterDemand } from '../../src/cluster/demand.js';
 import { clusterKeys } from '../../src/cluster/keys.js';
@@ -7,7 +6,7 @@ import { REGISTER_DEMAND } from '../../src/cluster/scripts.js';
 import { silentLogger } from '../../src/log.js';
 import { Demand } from '../../src/poller/demand.js';
 import { until } from '../bridge/helpers.js';
-import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
+import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './harness.js';
 
 /**
  * Shared demand on a real Redis: each process sees the union of every
@@ -15,13 +14,11 @@ import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
  * process's registrations lapse by themselves.
  */
 
-type Client = ReturnType<typeof createClient>;
-
 describe('cluster demand', () => {
   const prefix = uniquePrefix();
   const keys = clusterKeys(prefix);
-  let redis: Client;
-  let sub: Client;
+  let redis: RedisClient;
+  let sub: RedisClient;
   const views: ClusterDemand[] = [];
 
   function node(id: string): { local: Demand; view: ClusterDemand; changes: string[] } {
@@ -35,9 +32,7 @@ describe('cluster demand', () => {
   }
 
   beforeAll(async () => {
-    redis = createClient({ url: REDIS_URL });
-    redis.on('error', () => undefined);
-    await redis.connect();
+    redis = await connectRedis();
     sub = redis.duplicate();
     sub.on('error', () => undefined);
     await sub.connect();
@@ -47,8 +42,7 @@ describe('cluster demand', () => {
   afterAll(async () => {
     await Promise.all(views.map((v) => v.stop()));
     await sub?.close();
-    await redis?.close();
-    await dropPrefix(REDIS_URL, prefix);
+    await releaseRedis(redis, prefix);
   });
 
   it('follows the union of every process’s subscriptions, the local ones at once', async () => {
