@@ -87,6 +87,8 @@ export class Bridge {
   upstream: UpstreamClient | undefined;
   /** On-demand cache (after start). */
   cache: OnDemandCache | undefined;
+  /** Symbol lists through the cluster's shared cache, outside the on-demand share (cluster only). */
+  private symbolCache: OnDemandCache | undefined;
   /** The on-demand share of the daily budget (after start). */
   allowance: OnDemandAllowance | undefined;
   /** The poller (after start). */
@@ -151,6 +153,8 @@ export class Bridge {
     };
     const cache = new OnDemandCache({ caller, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
     this.cache = cache;
+    // Symbol lists are the bridge's own need, not a client's lookup: shared in a cluster, never capped.
+    this.symbolCache = cluster ? new OnDemandCache({ caller: upstream, now: this.now, shared: cluster.cache }) : undefined;
     const clockMode = c.MARKET_CLOCK ?? (this.sim && c.SIM_CLOCK === 'kst' ? 'kst' : this.sim ? 'always' : 'kst');
     this.poller = new Poller({
       caller: upstream,
@@ -353,8 +357,8 @@ export class Bridge {
 
   /** A market's symbol list; in a cluster through the shared cache, so one call serves every process. */
   private async symbolRows(id: string, market: Market): Promise<Row[]> {
-    if (!this.cluster) return (await this.upstream!.call(id, { marketcode: market })).rows;
-    const r = await this.cache!.get(id, { marketcode: market });
+    if (!this.symbolCache) return (await this.upstream!.call(id, { marketcode: market })).rows;
+    const r = await this.symbolCache.get(id, { marketcode: market });
     const key = endpoint(id).response.list?.key;
     const rows = key === undefined ? undefined : r.data[key];
     return Array.isArray(rows) ? (rows as Row[]) : [];

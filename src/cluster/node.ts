@@ -218,10 +218,11 @@ export class ClusterNode {
     if (this.timer) clearInterval(this.timer);
     this.term.end();
     this.budgetShare.stop();
-    if (this.backplane.up) {
-      await this.leadership.stop();
-      await this.union.stop();
-    } else await this.leadership.stop().catch(() => undefined);
+    // Redis commands fail at once while it is down (no offline queue), so both always run:
+    // the demand's timer and its listener on local demand are released either way.
+    if (this.backplane.up) await this.leadership.stop();
+    else await this.leadership.stop().catch(() => undefined);
+    await this.union.stop();
     await this.backplane.close();
   }
 

@@ -83,7 +83,8 @@ export class LeaderTerm {
     const st = lease.state;
     if (st.role !== 'leader' || st.gen !== gen) return;
     const wait = st.pollFrom - o.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // Unref'd: a shutdown during the wait need not outlast it (the generation check below ends the term).
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait).unref());
     try {
       if (lease.gen !== gen || !(await o.mirror.ensureEpoch(true))) return;
       const epoch = o.store.epoch;

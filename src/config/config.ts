@@ -33,11 +33,11 @@ export const SETTINGS = {
   KOSDAQ_FAMILY: { schema: family.default('v3'), text: 'API family (`v2` or `v3` paths) for KOSDAQ.' },
   MARKET_CLOCK: {
     schema: z.enum(['kst', 'always']).optional(),
-    text: '`kst`: poll only during KRX sessions; `always`: treat the market as open. Default `kst` with an upstream, `always` with the simulator.',
+    text: '`kst`: poll only during KRX sessions; `always`: treat the market as open. Default `kst` with an upstream, `always` with the built-in simulator (`kst` when `SIM_CLOCK=kst`).',
   },
   POLL_BASE_MS: { schema: int(200, 60_000).default(1000), text: 'Fastest poll interval per feed, ms (the upstream refreshes once a second).' },
   IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
-  BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups.' },
+  BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups (per process in a cluster).' },
   RING_SIZE: { schema: int(1, 10_000).default(32), text: 'Patches kept per topic for resume.' },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -5,8 +5,9 @@ import { UpstreamError } from './errors.js';
  * The on-demand allowance: `get` lookups and the `/api` passthrough may
  * spend at most their share (`BUDGET_RESERVE`) of the daily call limit, so
  * many clients asking for different data cannot starve the streaming feeds.
- * The share the poller leaves aside is the same one, so the two add up to
- * the limit. Counted per budget day (the count restarts at the reset).
+ * The poller paces itself to leave the same share of the remaining calls
+ * aside. Counted per budget day (the count restarts at the reset), per
+ * process: in a cluster each process has its own count.
  */
 export class OnDemandAllowance {
   private spent = 0;
@@ -28,7 +29,7 @@ export class OnDemandAllowance {
   /** Most calls allowed on demand this budget day, or null while the limit is unknown. */
   get cap(): number | null {
     const limit = this.budget.limit;
-    return limit === null ? null : Math.max(1, Math.floor(limit * this.share));
+    return limit === null ? null : Math.floor(limit * this.share);
   }
 
   /**
@@ -51,7 +52,6 @@ export class OnDemandAllowance {
     if (now < this.dayEnd) return;
     // A new budget day: the count restarts and runs until the next reset.
     this.spent = 0;
-    const reset = this.budget.resetAt;
-    this.dayEnd = reset !== null && reset > now ? reset : nextReset(now);
+    this.dayEnd = nextReset(now);
   }
 }

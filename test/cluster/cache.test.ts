@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'redis';
 import { RedisSharedCache } from '../../src/cluster/cache.js';
 import { clusterKeys } from '../../src/cluster/keys.js';
 import type { Commander } from '../../src/cluster/scripts.js';
 import { OnDemandCache } from '../../src/upstream/cache.js';
 import { sleep } from '../bridge/helpers.js';
-import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
+import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './harness.js';
 
 /**
  * The shared on-demand cache on a real Redis: of several processes asking
@@ -13,21 +12,16 @@ import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
  * Redis means each calls on its own.
  */
 
-type Client = ReturnType<typeof createClient>;
-
 describe('shared on-demand cache', () => {
   const prefix = uniquePrefix();
   const keys = clusterKeys(prefix);
-  let redis: Client;
+  let redis: RedisClient;
 
   beforeAll(async () => {
-    redis = createClient({ url: REDIS_URL });
-    redis.on('error', () => undefined);
-    await redis.connect();
+    redis = await connectRedis();
   });
   afterAll(async () => {
-    await redis?.close();
-    await dropPrefix(REDIS_URL, prefix);
+    await releaseRedis(redis, prefix);
   });
 
   /** One "process": its own OnDemandCache over a shared Redis cache and a counting upstream. */

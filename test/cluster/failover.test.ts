@@ -110,6 +110,7 @@ describe('cluster failover and resume', () => {
     leader.proc.kill('SIGKILL');
     await until(() => listCalls() > callsAtKill, 4 * LEASE_MS, 'a call by the new leader');
     const takeover = Date.now() - killedAt;
+    console.log('failover figures', JSON.stringify({ leaseMs: LEASE_MS, takeoverMs: takeover }));
     expect(takeover).toBeLessThan(2 * LEASE_MS);
     const next = await leaderOf(survivors);
     expect(survivors).toContain(next);

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'redis';
 import { clusterKeys } from '../../src/cluster/keys.js';
 import { Leadership } from '../../src/cluster/leadership.js';
 import { ClusterMetrics } from '../../src/cluster/metrics.js';
@@ -11,7 +10,7 @@ import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { StateStore, type ChangeBatch } from '../../src/state/store.js';
 import { sleep, until } from '../bridge/helpers.js';
-import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
+import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './harness.js';
 
 /**
  * Lease and fencing against a real Redis: the acquire/renew/write scripts
@@ -20,12 +19,10 @@ import { REDIS_URL, dropPrefix, uniquePrefix } from './harness.js';
  * and followers drop batches of a fenced-off leader.
  */
 
-type Client = ReturnType<typeof createClient>;
-
 /** A connection that can be cut (every command fails) to play a partitioned process. */
 class Cuttable implements Commander {
   cut = false;
-  constructor(private readonly c: Client) {}
+  constructor(private readonly c: RedisClient) {}
   sendCommand<T = unknown>(args: readonly string[], options?: { timeout?: number }): Promise<T> {
     if (this.cut) return Promise.reject(new Error('cut off'));
     return this.c.sendCommand<T>(args, options);
@@ -35,16 +32,13 @@ class Cuttable implements Commander {
 describe('lease and fencing on Redis', () => {
   const prefix = uniquePrefix();
   const k = clusterKeys(prefix);
-  let redis: Client;
+  let redis: RedisClient;
 
   beforeAll(async () => {
-    redis = createClient({ url: REDIS_URL });
-    redis.on('error', () => undefined);
-    await redis.connect();
+    redis = await connectRedis();
   });
   afterAll(async () => {
-    await redis?.close();
-    await dropPrefix(REDIS_URL, prefix);
+    await releaseRedis(redis, prefix);
   });
 
   const acquire = (owner: string, floor = 0) => ACQUIRE.run<number[]>(redis, [k.lease, k.gen], [owner, '400', String(floor)]);

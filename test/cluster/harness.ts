@@ -25,6 +25,23 @@ export const REDIS_URL = process.env.KRX_TEST_REDIS_URL ?? 'redis://127.0.0.1:63
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** A Redis client as the tests use them. */
+export type RedisClient = ReturnType<typeof createClient>;
+
+/** A connected client of the test Redis (errors are the tests' to see through failed commands). */
+export async function connectRedis(): Promise<RedisClient> {
+  const c = createClient({ url: REDIS_URL });
+  c.on('error', () => undefined);
+  await c.connect();
+  return c;
+}
+
+/** Closes a test's client and deletes the keys under its prefix. */
+export async function releaseRedis(c: RedisClient | undefined, prefix: string): Promise<void> {
+  await c?.close();
+  await dropPrefix(REDIS_URL, prefix);
+}
+
 /** A key prefix no other test run uses. */
 export function uniquePrefix(): string {
   return `krxtest:${process.pid}:${randomBytes(3).toString('hex')}:`;
