@@ -29,12 +29,16 @@ export interface BenchConfig {
   readonly profile: readonly ('server' | 'load')[];
   /** Before each measured run, wait up to this long for the machine to go quiet, s (0: do not wait). */
   readonly waitIdleS: number;
+  /** Exit 1 when a figure is past its CI limit (bench/check.ts). */
+  readonly check: boolean;
+  /** Fan-out rounds: each runs every peer once; figures are medians over rounds (bench/lib/rounds.ts). */
+  readonly rounds: number;
 }
 
 const SEED = 20_240_603;
 const SYMBOLS = 4_500;
 
-const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'> = {
+const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS' | 'check' | 'rounds'> = {
   mode: 'full',
   fanout: {
     symbols: SYMBOLS,
@@ -55,7 +59,7 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'
   economy: { measureMs: 30_000, idleMs: 15_000 },
 };
 
-const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'> = {
+const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS' | 'check' | 'rounds'> = {
   mode: 'quick',
   fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_000, windows: 3, windowMs: 1_000, drainMs: 400, snapshotProbes: 3 },
   connections: { ...FULL.connections, count: 1_500, peers: ['bridge'] },
@@ -72,7 +76,9 @@ export const USAGE = `usage: npm run bench [-- options]
   --connections=N      connections scenario size (default 10000, quick 1500)
   --out=PATH           results file (default bench/results/latest.json)
   --profile=server,load  write V8 CPU profiles of those processes to bench/results/profiles/
-  --wait-idle=S        before each measured run, wait up to S seconds for other processes to leave the CPUs`;
+  --wait-idle=S        before each measured run, wait up to S seconds for other processes to leave the CPUs
+  --check              exit 1 when a figure is past its CI limit (see the targets table)
+  --rounds=N           run the fan-out peers N times in turn; figures are medians over the rounds (default 1)`;
 
 function list<T extends string>(value: string, allowed: readonly T[], what: string): T[] {
   const items = value.split(',').filter(Boolean);
@@ -97,9 +103,13 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
   let out = 'bench/results/latest.json';
   let profile: ('server' | 'load')[] = [];
   let waitIdleS = 0;
+  let check = false;
+  let rounds = 1;
   for (const a of argv) {
     const [k, v = ''] = a.split('=', 2) as [string, string?];
     if (k === '--quick') continue;
+    else if (k === '--check') check = true;
+    else if (k === '--rounds') rounds = count(v, '--rounds');
     else if (k === '--only') only = list(v, SCENARIOS, 'scenario');
     else if (k === '--peers') peers = list(v, PEERS, 'peer');
     else if (k === '--clients') fanout = { ...fanout, clients: count(v, '--clients') };
@@ -109,5 +119,5 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
     else if (k === '--profile') profile = list(v || 'server', ['server', 'load'] as const, 'process');
     else throw new Error(`unknown option ${a}\n${USAGE}`);
   }
-  return { ...base, fanout, connections, only, peers, out, profile, waitIdleS };
+  return { ...base, fanout, connections, only, peers, out, profile, waitIdleS, check, rounds };
 }

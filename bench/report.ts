@@ -4,6 +4,7 @@ import type { ConnectionsResult } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { BenchConfig } from './config.js';
+import type { CheckOutcome } from './check.js';
 
 /**
  * The console report of a run: one table per scenario, from the same
@@ -29,6 +30,8 @@ export interface Results {
   cycle?: CycleResult | Skipped;
   snapshot?: Record<string, unknown> | Skipped;
   economy?: EconomyResult | Skipped;
+  /** Each target's outcome (bench/check.ts). */
+  targets?: readonly CheckOutcome[];
 }
 
 function failed(v: unknown): string | undefined {
@@ -62,11 +65,14 @@ function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
   const mismatched = cfg.peers.filter((p) => ((f[p] as PeerResult | undefined)?.scanCheck?.mismatches ?? 0) > 0);
   return [
     `fanout: ${num(c.clients)} clients x ${c.topicsPerClient} topics, ${num(c.symbols)} symbols, ${c.changeRatio * 100}% change every ${c.tickMs} ms`,
-    `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up; cpu in cores ('!' = load process saturated)`,
+    `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up${cfg.rounds > 1 ? `, then medians over ${cfg.rounds} rounds (lost, out of order, closed: summed)` : ''}; cpu in cores ('!' = load process saturated)`,
     table(['peer', 'updates/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'lost', 'out of order', 'closed', 'server cpu', 'load cpu', 'other cpu'], rows),
     ratios
-      ? `ratios: cpu vs socket.io ${num(ratios.cpuVsSocketio, 2)}, cpu vs floor ${num(ratios.cpuVsFloor, 2)}, p99 vs floor ${num(ratios.p99VsFloor, 2)}`
+      ? `ratios${cfg.rounds > 1 ? ' (medians of the rounds’)' : ''}: cpu vs socket.io ${num(ratios.cpuVsSocketio, 2)}, cpu vs floor ${num(ratios.cpuVsFloor, 2)}, p99 vs floor ${num(ratios.p99VsFloor, 2)}`
       : '',
+    ...((f.roundRatios as Record<string, number>[] | undefined) ?? []).map(
+      (r, i) => `  round ${i + 1}: cpu vs socket.io ${num(r.cpuVsSocketio, 2)}, cpu vs floor ${num(r.cpuVsFloor, 2)}, p99 vs floor ${num(r.p99VsFloor, 2)}`,
+    ),
     ...(mismatched.length ? [`warning: the load's frame scanner disagreed with JSON.parse for ${mismatched.join(', ')} (it fell back to parsing)`] : []),
   ].join('\n');
 }
@@ -107,11 +113,22 @@ function cycleTable(c: CycleResult): string {
 }
 
 function economyTable(e: EconomyResult): string {
+  const cadence = e.feeds.map((f) => f.cadenceMs).filter(Number.isFinite);
   return [
-    `economy: fixed subscription mix against the built-in simulator, ${e.measureMs / 1000} s window`,
+    `economy: fixed subscription mix against the built-in simulator, ${e.measureMs / 1000} s window; minimum = the cycles that ran x their fewest calls`,
     table(
-      ['calls/min', 'minimum/min', 'ratio', 'idle realtime calls'],
-      [[num(e.callsPerMin, 1), num(e.minimumCallsPerMin, 1), num(e.ratioToMinimum, 3), num(e.idleRealtimeCalls)]],
+      ['calls', 'minimum', 'ratio', 'calls/min', 'minimum/min', 'cadence ms', 'idle realtime calls'],
+      [
+        [
+          num(e.calls),
+          num(e.minimumCalls),
+          num(e.ratioToMinimum, 3),
+          num(e.callsPerMin, 1),
+          num(e.minimumCallsPerMin, 1),
+          cadence.length ? `${num(Math.min(...cadence))}–${num(Math.max(...cadence))}` : '–',
+          num(e.idleRealtimeCalls),
+        ],
+      ],
     ),
   ].join('\n');
 }

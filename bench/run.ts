@@ -4,8 +4,10 @@ import { cpus, loadavg, platform, totalmem } from 'node:os';
 import { parseArgs, type BenchConfig, type ScenarioName } from './config.js';
 import { Child, canPin } from './lib/child.js';
 import { median } from './lib/stats.js';
+import { medianRatios, mergeRounds, roundRatios } from './lib/rounds.js';
 import { summariseDir } from './lib/profile.js';
 import { waitForQuiet } from './lib/procstat.js';
+import { checkResults, checkTable } from './check.js';
 import { report, type Results } from './report.js';
 import { runConnections } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
@@ -44,27 +46,37 @@ async function inServer<T>(cmd: string, args: unknown, timeoutMs: number): Promi
 async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
   const f = cfg.fanout;
   const out: Record<string, unknown> = { clients: f.clients, topicsPerClient: f.topicsPerClient, symbols: f.symbols, changeRatio: f.changeRatio, tickMs: f.tickMs };
-  for (const peer of cfg.peers) {
-    log(`fanout: ${peer}`);
-    try {
-      const dir = (proc: 'server' | 'load'): string | undefined => (cfg.profile.includes(proc) ? `bench/results/profiles/${peer}-${proc}` : undefined);
-      const dirs = { server: dir('server'), load: dir('load') };
-      for (const d of Object.values(dirs)) if (d) rmSync(d, { recursive: true, force: true });
-      const waitedIdleS = await settle(cfg);
-      const r = await runFanoutPeer(peer, f, log, dirs);
-      out[peer] = { ...r, ...profiles(peer, dirs), ...(waitedIdleS !== undefined ? { waitedIdleS } : {}) };
-    } catch (e) {
-      out[peer] = errorOf(e);
-      log(`  ${peer} failed: ${(e as Error).message}`);
+  const rounds: Record<string, PeerResult | undefined>[] = [];
+  const failed = new Map<PeerName, { error: string }>();
+  for (let round = 0; round < cfg.rounds; round++) {
+    const got: Record<string, PeerResult | undefined> = {};
+    for (const peer of cfg.peers) {
+      if (failed.has(peer)) continue;
+      log(`fanout: ${peer}${cfg.rounds > 1 ? ` (round ${round + 1} of ${cfg.rounds})` : ''}`);
+      try {
+        // Profiles are of the first round only.
+        const dir = (proc: 'server' | 'load'): string | undefined =>
+          round === 0 && cfg.profile.includes(proc) ? `bench/results/profiles/${peer}-${proc}` : undefined;
+        const dirs = { server: dir('server'), load: dir('load') };
+        for (const d of Object.values(dirs)) if (d) rmSync(d, { recursive: true, force: true });
+        const waitedIdleS = await settle(cfg);
+        const r = await runFanoutPeer(peer, f, log, dirs);
+        got[peer] = { ...r, ...profiles(peer, dirs), ...(waitedIdleS !== undefined ? { waitedIdleS } : {}) };
+      } catch (e) {
+        failed.set(peer, errorOf(e));
+        log(`  ${peer} failed: ${(e as Error).message}`);
+      }
     }
+    rounds.push(got);
   }
-  const cpu = (p: PeerName): number => (out[p] as PeerResult | undefined)?.cpuUsPerUpdate ?? NaN;
-  const p99 = (p: PeerName): number => (out[p] as PeerResult | undefined)?.p99Ms ?? NaN;
-  out.ratios = {
-    cpuVsSocketio: cpu('bridge') / cpu('socketio'),
-    cpuVsFloor: cpu('bridge') / cpu('floor'),
-    p99VsFloor: p99('bridge') / p99('floor'),
-  };
+  for (const peer of cfg.peers) {
+    const mine = rounds.map((r) => r[peer]).filter((r): r is PeerResult => r !== undefined);
+    out[peer] = failed.get(peer) ?? (mine.length === 1 ? mine[0] : mergeRounds(mine));
+  }
+  // Each round's ratios pair peers that ran close together; the run's ratios are their medians.
+  const perRound = rounds.map(roundRatios);
+  out.ratios = medianRatios(perRound);
+  if (cfg.rounds > 1) out.roundRatios = perRound;
   results.fanout = out;
   const probes = (out.bridge as PeerResult | undefined)?.snapshotProbes;
   results.snapshot = probes?.length
@@ -155,12 +167,15 @@ async function main(): Promise<void> {
     results.economy = await inServer<EconomyResult>('economy', cfg.economy, 300_000).catch(errorOf);
   });
   results.timingsS = timings;
+  const ran = [...cfg.only, ...(cfg.only.includes('fanout') ? ['snapshot'] : [])];
+  const outcomes = checkResults(results, ran, cfg.peers);
+  results.targets = outcomes;
   results.machine.loadavgAtEnd = loadavg().map((l) => Math.round(l * 100) / 100);
   results.durationS = Math.round((Date.now() - t0) / 100) / 10;
   mkdirSync(dirname(cfg.out), { recursive: true });
   writeFileSync(cfg.out, JSON.stringify(results, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
-  process.stdout.write(report(cfg, results) + `\n\nwritten to ${cfg.out} in ${results.durationS} s\n`);
-  if (hasErrors(results)) process.exitCode = 1;
+  process.stdout.write(report(cfg, results) + '\n\n' + checkTable(outcomes, cfg.check) + `\n\nwritten to ${cfg.out} in ${results.durationS} s\n`);
+  if (hasErrors(results) || (cfg.check && outcomes.some((o) => !o.withinCi))) process.exitCode = 1;
 }
 
 main().catch((e: unknown) => {

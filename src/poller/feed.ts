@@ -72,6 +72,8 @@ export class Feed {
   lastOkTs: number | undefined;
   /** Upstream calls made by this feed. */
   calls = 0;
+  /** Poll cycles this feed started (cycles that called the upstream). */
+  cycles = 0;
   /** When the current state (with its reason and interval) was entered, ms epoch; 0 before the first. */
   private stateTs = 0;
   private failures = 0;
@@ -104,6 +106,16 @@ export class Feed {
   plan(): PlannedCall[] {
     const w = this.wanted();
     return planCycle(this.channel, this.market, this.family, w.codes, w.wildcard);
+  }
+
+  /** When the last cycle started (clock ms; 0 before the first). */
+  get lastCycleAt(): number {
+    return this.lastStart;
+  }
+
+  /** Whether a cycle is under way (its calls may be in flight). */
+  get busy(): boolean {
+    return this.running;
   }
 
   /** Starts (or wakes) the loop: the next cycle runs as soon as spacing allows. */
@@ -181,6 +193,7 @@ export class Feed {
     if (ctx.budget.isExhausted(now)) return this.rateLimited(ctx.budget.resetAt);
     const interval = Math.min(MAX_INTERVAL_MS, ctx.intervalFor(this));
     this.lastStart = now;
+    this.cycles++;
     const results = await Promise.allSettled(calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
     this.calls += calls.length;
     return this.settle(calls, results, now, interval);

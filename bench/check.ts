@@ -1,0 +1,132 @@
+import { num, table } from './lib/table.js';
+import type { Results, Skipped } from './report.js';
+import type { ConnectionsResult } from './scenarios/connections.js';
+import type { CycleResult } from './scenarios/cycle.js';
+import type { EconomyResult } from './scenarios/economy.js';
+import type { PeerResult } from './scenarios/fanout.js';
+
+/**
+ * The benchmark's targets, checked against a run's results. Every run
+ * reports each target as met or not; `--check` also holds the run to the
+ * CI limit, a generous margin past the target that a quick run on a shared
+ * two-core machine passes unless something regressed, and exits 1 when a
+ * figure is past it. Correctness (nothing lost, nothing out of order, the
+ * minimum of upstream calls, none when idle) has no margin.
+ */
+
+/** One figure held to a target. */
+export interface Target {
+  /** Short name, e.g. `fanout cpu vs floor`. */
+  readonly name: string;
+  /** The scenario whose figure it is (`snapshot` runs inside `fanout`). */
+  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy';
+  /** Where the figure is in the results; `undefined` when the scenario did not run. */
+  readonly read: (r: Results) => number | undefined;
+  /** `max`: the figure must be at most the limit; `min`: at least; `eq`: equal. */
+  readonly kind: 'max' | 'min' | 'eq';
+  /** The target (the issue's goal). */
+  readonly target: number;
+  /** The CI limit `--check` enforces. */
+  readonly ci: number;
+  /** For `eq`: how far from `ci` the figure may be under `--check` (default 0). */
+  readonly ciTolerance?: number;
+  /** Decimals to print. */
+  readonly digits: number;
+  /** Fan-out peers the figure needs besides the bridge. */
+  readonly peers?: readonly string[];
+}
+
+/** A target's outcome in one run. */
+export interface CheckOutcome {
+  readonly name: string;
+  /** The figure, or `undefined` when it was not measured. */
+  readonly value: number | undefined;
+  readonly kind: Target['kind'];
+  readonly target: number;
+  readonly ci: number;
+  readonly ciTolerance: number;
+  readonly digits: number;
+  /** The figure meets the target. */
+  readonly met: boolean;
+  /** The figure is within the CI limit (a figure not measured is not). */
+  readonly withinCi: boolean;
+}
+
+function ok<T>(v: unknown): T | undefined {
+  if (v === undefined || v === null) return undefined;
+  const s = v as Skipped;
+  return s.error !== undefined || s.skipped !== undefined ? undefined : (v as T);
+}
+
+const fanoutPeer = (r: Results, p: string): PeerResult | undefined => ok<PeerResult>((ok<Record<string, unknown>>(r.fanout) ?? {})[p]);
+const ratio = (r: Results, k: string): number | undefined => {
+  const v = (ok<Record<string, unknown>>(r.fanout)?.ratios as Record<string, number | null> | undefined)?.[k];
+  return v ?? undefined;
+};
+
+/** The targets, in report order. */
+export const TARGETS: readonly Target[] = [
+  { scenario: 'fanout', name: 'fanout cpu/update vs floor', read: (r) => ratio(r, 'cpuVsFloor'), peers: ['floor'], kind: 'max', target: 1.25, ci: 2.5, digits: 3 },
+  { scenario: 'fanout', name: 'fanout cpu/update vs socket.io', read: (r) => ratio(r, 'cpuVsSocketio'), peers: ['socketio'], kind: 'max', target: 0.2, ci: 0.5, digits: 3 },
+  { scenario: 'fanout', name: 'fanout p99 ms', read: (r) => fanoutPeer(r, 'bridge')?.p99Ms, kind: 'max', target: 100, ci: 250, digits: 1 },
+  { scenario: 'fanout', name: 'fanout p99 vs floor', read: (r) => ratio(r, 'p99VsFloor'), peers: ['floor'], kind: 'max', target: 1.25, ci: 2.5, digits: 3 },
+  { scenario: 'fanout', name: 'fanout lost', read: (r) => fanoutPeer(r, 'bridge')?.lost, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'fanout', name: 'fanout out of order', read: (r) => fanoutPeer(r, 'bridge')?.outOfOrder, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'fanout', name: 'fanout closed', read: (r) => fanoutPeer(r, 'bridge')?.disconnects, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'connections', name: 'connections RSS KB/conn', read: (r) => ok<ConnectionsResult>(r.connections)?.rssKbPerConn, kind: 'max', target: 12, ci: 30, digits: 1 },
+  { scenario: 'cycle', name: 'cycle vs JSON.parse', read: (r) => ok<CycleResult>(r.cycle)?.ratioToJsonParse, kind: 'max', target: 3, ci: 6, digits: 3 },
+  { scenario: 'snapshot', name: 'snapshot ms', read: (r) => ok<{ ms: number }>(r.snapshot)?.ms, kind: 'max', target: 100, ci: 300, digits: 1 },
+  { scenario: 'economy', name: 'economy calls vs minimum', read: (r) => ok<EconomyResult>(r.economy)?.ratioToMinimum, kind: 'eq', target: 1, ci: 1, ciTolerance: 0.1, digits: 3 },
+  { scenario: 'economy', name: 'economy idle realtime calls', read: (r) => ok<EconomyResult>(r.economy)?.idleRealtimeCalls, kind: 'eq', target: 0, ci: 0, digits: 0 },
+];
+
+function holds(kind: Target['kind'], value: number, limit: number, tolerance = 0): boolean {
+  // Equality to 1e-9 at least: the economy ratio is a quotient of whole call counts.
+  if (kind === 'eq') return Math.abs(value - limit) <= Math.max(tolerance, 1e-9);
+  return kind === 'max' ? value <= limit : value >= limit;
+}
+
+/**
+ * Every target's outcome for the scenarios that ran (`ran` lists the
+ * scenarios: `fanout`, `snapshot`, `connections`, `cycle`, `economy`) with the fan-out peers that ran. A target of a scenario that
+ * ran but produced no figure fails.
+ */
+export function checkResults(r: Results, ran: readonly string[], peers: readonly string[], targets: readonly Target[] = TARGETS): CheckOutcome[] {
+  return targets
+    .filter((t) => ran.includes(t.scenario))
+    .filter((t) => t.scenario !== 'fanout' || [...(t.peers ?? []), 'bridge'].every((p) => peers.includes(p)))
+    .map((t) => {
+      const value = t.read(r);
+      return {
+        name: t.name,
+        value,
+        kind: t.kind,
+        target: t.target,
+        ci: t.ci,
+        ciTolerance: t.ciTolerance ?? 0,
+        digits: t.digits,
+        met: value !== undefined && holds(t.kind, value, t.target),
+        withinCi: value !== undefined && holds(t.kind, value, t.ci, t.ciTolerance),
+      };
+    });
+}
+
+const SIGN = { max: '≤', min: '≥', eq: '=' } as const;
+
+/** The targets table of a run's report. */
+export function checkTable(outcomes: readonly CheckOutcome[], enforced: boolean): string {
+  const rows = outcomes.map((o) => [
+    o.name,
+    num(o.value, o.digits),
+    `${SIGN[o.kind]} ${num(o.target, o.digits)}`,
+    o.met ? 'met' : 'not met',
+    `${SIGN[o.kind]} ${num(o.ci, o.digits)}${o.ciTolerance ? ` ± ${num(o.ciTolerance, o.digits)}` : ''}`,
+    o.withinCi ? 'ok' : 'FAIL',
+  ]);
+  const failed = outcomes.filter((o) => !o.withinCi).length;
+  return [
+    `targets${enforced ? ' (--check: the run fails past a CI limit)' : ''}`,
+    table(['figure', 'value', 'target', '', 'CI limit', ''], rows),
+    ...(enforced ? [failed ? `check: ${failed} figure(s) past the CI limit` : 'check: every figure within the CI limit'] : []),
+  ].join('\n');
+}

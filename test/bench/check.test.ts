@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { checkResults, checkTable } from '../../bench/check.js';
+import type { Results } from '../../bench/report.js';
+
+const ALL = ['fanout', 'snapshot', 'connections', 'cycle', 'economy'];
+const PEERS = ['bridge', 'socketio', 'naive', 'floor'];
+
+function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; economy?: number; snapshot?: unknown } = {}): Results {
+  return {
+    machine: {},
+    mode: 'quick',
+    startedAt: '2026-11-22T00:00:00Z',
+    fanout: {
+      bridge: { p99Ms: 20, lost: over.lost ?? 0, outOfOrder: 0, disconnects: 0 },
+      ratios: { cpuVsFloor: over.cpuVsFloor ?? 1.2, cpuVsSocketio: 0.15, p99VsFloor: 1.1 },
+    },
+    snapshot: over.snapshot ?? { ms: 40 },
+    connections: { rssKbPerConn: over.rss ?? 11 } as never,
+    cycle: { ratioToJsonParse: 2.5 } as never,
+    economy: { ratioToMinimum: over.economy ?? 1, idleRealtimeCalls: 0 } as never,
+  };
+}
+
+describe('bench targets', () => {
+  it('meets every target with figures inside them', () => {
+    const out = checkResults(results(), ALL, PEERS);
+    expect(out).toHaveLength(12);
+    expect(out.every((o) => o.met && o.withinCi)).toBe(true);
+  });
+
+  it('separates a missed target from a figure past the CI limit', () => {
+    const out = checkResults(results({ cpuVsFloor: 1.6, rss: 31 }), ALL, PEERS);
+    const floor = out.find((o) => o.name === 'fanout cpu/update vs floor')!;
+    expect(floor).toMatchObject({ value: 1.6, met: false, withinCi: true });
+    const rss = out.find((o) => o.name === 'connections RSS KB/conn')!;
+    expect(rss).toMatchObject({ value: 31, met: false, withinCi: false });
+    expect(checkTable(out, true)).toContain('check: 1 figure(s) past the CI limit');
+  });
+
+  it('allows no loss at all, and the economy only its tolerance', () => {
+    const out = checkResults(results({ lost: 1, economy: 1.05 }), ALL, PEERS);
+    expect(out.find((o) => o.name === 'fanout lost')).toMatchObject({ met: false, withinCi: false });
+    expect(out.find((o) => o.name === 'economy calls vs minimum')).toMatchObject({ met: false, withinCi: true });
+    const worse = checkResults(results({ economy: 1.2 }), ALL, PEERS);
+    expect(worse.find((o) => o.name === 'economy calls vs minimum')?.withinCi).toBe(false);
+  });
+
+  it('fails a figure that a scenario which ran did not produce', () => {
+    const out = checkResults(results({ snapshot: { error: 'timeout' } }), ALL, PEERS);
+    expect(out.find((o) => o.name === 'snapshot ms')).toMatchObject({ value: undefined, withinCi: false });
+  });
+
+  it('skips scenarios and peers that were not run', () => {
+    const out = checkResults(results(), ['cycle', 'fanout'], ['bridge']);
+    expect(out.map((o) => o.name)).toEqual(['fanout p99 ms', 'fanout lost', 'fanout out of order', 'fanout closed', 'cycle vs JSON.parse']);
+  });
+});
