@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, sleep, startBridge, until, type TestBridge } from './helpers.js';
+import { MAX_CYCLE_GAP_MS, MIN_CYCLE_GAP_MS, connect, cycleGaps, pollCycles, sleep, startBridge, until, type TestBridge } from './helpers.js';
 
 const REALTIME = (id: string) => /multiquote|realtime\.index|v2\.index\.index|stocks\.price|stocks\.orderbook/.test(id);
 
@@ -39,15 +39,18 @@ describe('bridge upstream economy', () => {
     const c = await connect(tb);
     await c.request({ op: 'subscribe', channel: 'book', market: 'kosdaq', codes: symbols });
     await sleep(2500);
-    tb.bridge.sim!.stats.reset();
-    const t0 = Math.floor(Date.now() / 1000);
+    const from = Date.now();
     await sleep(6000);
-    const t1 = Math.floor(Date.now() / 1000);
-    const perSecond = tb.bridge.sim!.stats.snapshot().perSecond['v3.realtime.multiquote.orderbook'] ?? [];
-    // Whole seconds inside the window: 3 calls each (one cycle per second).
-    const inner = perSecond.filter(([s]) => s > t0 && s < t1).map(([, n]) => n);
-    expect(inner.length).toBeGreaterThanOrEqual(4);
-    for (const n of inner) expect(n).toBe(3);
+    const to = Date.now();
+    await sleep(300);
+    // One cycle a second, each of 3 calls (20 + 20 + 5 codes).
+    const cycles = pollCycles(tb.bridge.sim!.stats.callTimes('v3.realtime.multiquote.orderbook'), from, to);
+    expect(cycles.length).toBeGreaterThanOrEqual(5);
+    for (const c of cycles) expect(c.calls).toBe(3);
+    for (const g of cycleGaps(cycles)) {
+      expect(g).toBeGreaterThanOrEqual(MIN_CYCLE_GAP_MS);
+      expect(g).toBeLessThanOrEqual(MAX_CYCLE_GAP_MS);
+    }
     expect(tb.bridge.sim!.stats.snapshot().maxInFlight['/v3/market/realtime/kosdaq/multiquote/stocks/orderbook']).toBeLessThanOrEqual(3);
     c.close();
   }, 20_000);

@@ -28,6 +28,43 @@ export async function startBridge(over: Partial<Config> = {}, opts: BridgeOption
   return { bridge, url: addr.url, wsUrl: addr.wsUrl };
 }
 
+/** One poll cycle as the upstream saw it: when its first call arrived and how many calls it made. */
+export interface PollCycle {
+  readonly at: number;
+  readonly calls: number;
+}
+
+/**
+ * A poller starts its cycles at least one interval (1 s) apart at its end; at
+ * the upstream's end two cycles can arrive closer by the delivery jitter of
+ * a loaded machine, never by this much.
+ */
+export const MIN_CYCLE_GAP_MS = 700;
+/** A gap between cycles longer than this means a cycle was missed. */
+export const MAX_CYCLE_GAP_MS = 1500;
+
+/**
+ * Groups an endpoint's call arrival times (epoch ms, oldest first) into poll
+ * cycles: the calls of one cycle go out together, so calls less than
+ * `joinMs` apart belong to one. Returns the cycles that began in `[from, to)`.
+ */
+export function pollCycles(times: readonly number[], from: number, to: number, joinMs = 250): PollCycle[] {
+  const all: { at: number; calls: number; last: number }[] = [];
+  for (const t of times) {
+    const c = all.at(-1);
+    if (c && t - c.last < joinMs) {
+      c.calls++;
+      c.last = t;
+    } else all.push({ at: t, calls: 1, last: t });
+  }
+  return all.filter((c) => c.at >= from && c.at < to).map(({ at, calls }) => ({ at, calls }));
+}
+
+/** The gaps between consecutive cycles, ms. */
+export function cycleGaps(cycles: readonly PollCycle[]): number[] {
+  return cycles.slice(1).map((c, i) => c.at - cycles[i]!.at);
+}
+
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -168,12 +168,6 @@ export async function leaderOf(members: readonly BridgeProc[], timeoutMs = 15_00
   }
 }
 
-/** Calls per wall second of one endpoint in `[from, to)` (epoch seconds), from the simulator's stats. */
-export function callsPerSecond(sim: Simulator, endpointId: string, from: number, to: number): Map<number, number> {
-  const rows = sim.stats.snapshot().perSecond[endpointId] ?? [];
-  return new Map(rows.filter(([s]) => s >= from && s < to));
-}
-
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -98,8 +98,9 @@ describe('faults', () => {
 });
 
 describe('stats', () => {
-  it('counts calls per endpoint, per second and the most in flight per path', async () => {
+  it('counts calls per endpoint, per second and the most in flight per path, and keeps their arrival times', async () => {
     await control('POST', 'stats/reset');
+    const t0 = Date.now();
     await Promise.all([s.get(KOSPI_LIST), s.get(KOSPI_LIST), s.get(PRICE)]);
     await control('PUT', 'faults', { latency: { ms: 150, match: 'quotelists' } });
     const q = '/v3/market/realtime/kospi/multiquote/stocks/quotelists';
@@ -120,6 +121,11 @@ describe('stats', () => {
     expect(st.maxInFlight[q]).toBe(4);
     expect(st.byStatus['200']).toBe(7);
     expect(s.sim.stats.snapshot().total).toBe(7);
+    const times = s.sim.stats.callTimes('v3.realtime.multiquote.quotelists');
+    expect(times).toHaveLength(4);
+    for (const t of times) expect(t).toBeGreaterThanOrEqual(t0);
+    expect(s.sim.stats.callTimes('v3.realtime.multiquote.lists')).toHaveLength(2);
+    expect(s.sim.stats.callTimes('v2.index.index')).toEqual([]);
   });
 });
 

@@ -1,11 +1,13 @@
 /**
  * Call statistics of the simulator, for tests that check how a client
- * spends the upstream: totals, per endpoint, per wall-clock second, and the
- * most requests in flight at once.
+ * spends the upstream: totals, per endpoint, per wall-clock second, the
+ * arrival times of recent calls, and the most requests in flight at once.
  */
 
 /** Seconds of per-second history kept. */
 export const PER_SECOND_WINDOW = 120;
+/** Arrival times kept per endpoint (the most recent calls). */
+export const CALL_TIMES_KEPT = 1000;
 
 /** A JSON snapshot of the statistics. */
 export interface StatsSnapshot {
@@ -34,6 +36,7 @@ export class Stats {
   private readonly byEndpoint = new Map<string, number>();
   private readonly byStatus = new Map<number, number>();
   private readonly perSecond = new Map<string, Map<number, number>>();
+  private readonly times = new Map<string, number[]>();
   private readonly inFlight = new Map<string, number>();
   private readonly maxInFlight = new Map<string, number>();
   private inFlightTotal = 0;
@@ -48,7 +51,12 @@ export class Stats {
     else {
       this.total++;
       this.byEndpoint.set(id, (this.byEndpoint.get(id) ?? 0) + 1);
-      const sec = Math.floor(this.now() / 1000);
+      const now = this.now();
+      const sec = Math.floor(now / 1000);
+      let t = this.times.get(id);
+      if (!t) this.times.set(id, (t = []));
+      t.push(now);
+      if (t.length >= CALL_TIMES_KEPT * 2) t.splice(0, t.length - CALL_TIMES_KEPT);
       let m = this.perSecond.get(id);
       if (!m) this.perSecond.set(id, (m = new Map()));
       m.set(sec, (m.get(sec) ?? 0) + 1);
@@ -77,9 +85,15 @@ export class Stats {
     this.byEndpoint.clear();
     this.byStatus.clear();
     this.perSecond.clear();
+    this.times.clear();
     this.maxInFlight.clear();
     for (const [p, n] of this.inFlight) this.maxInFlight.set(p, n);
     this.maxInFlightTotal = this.inFlightTotal;
+  }
+
+  /** Arrival times (epoch ms) of an endpoint's last calls, at most 1,000, oldest first. */
+  callTimes(id: string): number[] {
+    return (this.times.get(id) ?? []).slice(-CALL_TIMES_KEPT);
   }
 
   /** The statistics now. */
