@@ -101,9 +101,13 @@ export class ClusterDemand implements DemandView {
     await this.refresh();
   }
 
-  /** Re-reads the union of some feeds (default all), e.g. after another process announced a change. */
-  async refresh(feeds: readonly FeedRef[] = ALL_FEEDS): Promise<void> {
-    if (!this.opts.isUp()) return;
+  /**
+   * Re-reads the union of some feeds (default all), e.g. after another
+   * process announced a change. Resolves whether the read succeeded (a
+   * failed one keeps the last union until the next period).
+   */
+  async refresh(feeds: readonly FeedRef[] = ALL_FEEDS): Promise<boolean> {
+    if (!this.opts.isUp()) return false;
     try {
       const keys = feeds.map((f) => this.opts.keys.demand(f.feed));
       const lists = await READ_DEMAND.run<string[][]>(this.opts.redis, keys, []);
@@ -111,8 +115,10 @@ export class ClusterDemand implements DemandView {
         this.remote.set(f.feed, lists[i] ?? []);
         this.recompute(f);
       });
+      return true;
     } catch (err) {
       this.opts.logger.debug({ err: (err as Error).message }, 'demand read failed');
+      return false;
     }
   }
 

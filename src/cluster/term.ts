@@ -44,14 +44,25 @@ export class LeaderTerm {
   /** The epoch of this term's writes. */
   epoch = '';
   private preparing: Promise<void> | undefined;
+  /** The generation the last `begin` asked for. */
+  private wanted: number | undefined;
 
   /** A term keeper for one process. */
   constructor(private readonly opts: LeaderTermOptions) {}
 
-  /** Starts loading for generation `gen` (unless a load is running). */
+  /**
+   * Starts loading for generation `gen`. While an older load runs, the new
+   * one starts as soon as it ends (the older one ends early: its generation
+   * is gone).
+   */
   begin(gen: number): void {
     this.prepared = false;
-    this.preparing ??= this.prepare(gen).finally(() => (this.preparing = undefined));
+    this.wanted = gen;
+    this.preparing ??= this.prepare(gen).finally(() => {
+      this.preparing = undefined;
+      const next = this.wanted;
+      if (next !== undefined && next !== gen && this.opts.leadership.lease.gen === next) this.begin(next);
+    });
   }
 
   /** The lease is gone or Redis is away: the poller must not run. */
@@ -90,7 +101,8 @@ export class LeaderTerm {
       const epoch = o.store.epoch;
       const n = await loadShared(o.backplane, o.keys, o.pollStore, epoch, o.timeoutMs);
       await o.budgetShare.pull();
-      await o.union.refresh();
+      // Polling before the cluster's demand is known would follow this process's subscriptions alone.
+      if (!(await o.union.refresh())) throw new Error('cluster demand not read');
       if (lease.gen !== gen || !o.backplane.up) return;
       this.epoch = epoch;
       this.prepared = true;
