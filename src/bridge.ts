@@ -91,6 +91,8 @@ export class Bridge {
   private symbolCache: OnDemandCache | undefined;
   /** The on-demand share of the daily budget (after start). */
   allowance: OnDemandAllowance | undefined;
+  /** Access control, when configured (after start). */
+  private auth: Authenticator | undefined;
   /** The poller (after start). */
   poller: Poller | undefined;
   /** The gateway (after start). */
@@ -176,6 +178,7 @@ export class Bridge {
     const server = createServer();
     this.server = server;
     const auth = this.authenticator();
+    this.auth = auth;
     this.gateway = new Gateway({
       server,
       store: this.store,
@@ -243,6 +246,31 @@ export class Bridge {
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
     return this.stopping;
+  }
+
+  /**
+   * Re-reads `AUTH_TOKENS_FILE` (the CLI does on SIGHUP): new connections
+   * and requests are checked against the new tokens at once, and sessions
+   * whose token was removed are closed with 4001 (`token revoked`); sessions
+   * on tokens still listed keep the limits they started with. A file that
+   * cannot be read or parsed changes nothing and is logged as an error
+   * (with the line number, never a token). Returns whether it was applied.
+   */
+  reloadTokens(): boolean {
+    if (!this.auth || !this.config.AUTH_TOKENS_FILE) {
+      this.logger.warn('token file not re-read: AUTH_TOKENS_FILE is not set');
+      return false;
+    }
+    let tokens: number;
+    try {
+      tokens = this.auth.reload();
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, 'token file not re-read; the previous tokens stay');
+      return false;
+    }
+    const closed = this.gateway?.revokeDropped() ?? 0;
+    this.logger.info({ tokens, closed }, 'token file re-read');
+    return true;
   }
 
   /** Origin of the upstream in use (the built-in simulator's loopback URL when simulated). */

@@ -4,7 +4,8 @@ import { ConfigError, loadConfig } from './config/config.js';
 
 /**
  * `npm start`: reads the configuration (environment and flags), starts the
- * bridge, and drains on SIGTERM/SIGINT (clients get close 1001; exit 0).
+ * bridge, drains on SIGTERM/SIGINT (clients get close 1001; exit 0), and
+ * re-reads the token file on SIGHUP.
  */
 async function main(): Promise<void> {
   let config;
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => void bridge.reloadTokens());
   try {
     await bridge.start();
   } catch (err) {

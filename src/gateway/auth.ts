@@ -50,6 +50,8 @@ export interface AuthGranted {
   readonly limits?: LimitsOverride;
   /** When the token expires (ms epoch), for JWTs with `exp`. */
   readonly expiresAt?: number;
+  /** For a static token: whether it is still configured (false once a re-read token file dropped it). */
+  readonly stillValid?: () => boolean;
 }
 
 /** A refused request: HTTP 401 (token) or 403 (origin), with a short reason. */
@@ -148,11 +150,16 @@ export class Authenticator {
     return this.tokens.size > 0 || this.secret !== undefined || this.opts.tokenFile !== undefined;
   }
 
-  /** Re-reads the token file (e.g. on SIGHUP); inline tokens stay. */
-  reload(): void {
+  /**
+   * Re-reads the token file (on SIGHUP); inline tokens stay. Throws, keeping
+   * the tokens it had, when the file cannot be read or a line is malformed.
+   * Returns how many static tokens are configured now.
+   */
+  reload(): number {
     const list: StaticToken[] = (this.opts.tokens ?? []).map((t) => (typeof t === 'string' ? { token: t } : t));
     if (this.opts.tokenFile) list.push(...parseTokenFile(readFileSync(this.opts.tokenFile, 'utf8')));
     this.tokens = new Map(list.map((t) => [t.token, t]));
+    return this.tokens.size;
   }
 
   /** Decides whether a request (WebSocket upgrade or HTTP) is allowed. */
@@ -167,7 +174,9 @@ export class Authenticator {
     const hash = tokenHash(token);
     const stat = this.tokens.get(token);
     if (stat !== undefined) {
-      return { ok: true, clientId: stat.id ?? `token:${hash}`, tokenHash: hash, ...(stat.limits ? { limits: stat.limits } : {}) };
+      // A function, not the token: the grant is kept with the session, and nothing that logs it sees the token.
+      const stillValid = () => this.tokens.has(token);
+      return { ok: true, clientId: stat.id ?? `token:${hash}`, tokenHash: hash, stillValid, ...(stat.limits ? { limits: stat.limits } : {}) };
     }
     if (this.secret === undefined || token.split('.').length !== 3) return refuse('token not valid');
     return this.verifyJwt(token, hash);

@@ -132,6 +132,21 @@ export class Gateway {
     return this.sessions.size;
   }
 
+  /**
+   * Closes with 4001 (`token revoked`) every session whose static token is
+   * no longer configured, after the token file was re-read. Returns how
+   * many were closed.
+   */
+  revokeDropped(): number {
+    let n = 0;
+    for (const s of this.sessions) {
+      if (s.closing || s.who.stillValid === undefined || s.who.stillValid()) continue;
+      this.closeSession(s, 'tokenRevoked');
+      n++;
+    }
+    return n;
+  }
+
   /** Counts for `/status`. */
   stats(): GatewayStats {
     return { clients: this.sessions.size, topics: this.index.topicCount, behind: this.behind.size, feeds: this.index.feeds() };
@@ -207,7 +222,12 @@ export class Gateway {
 
   private onConnection(ws: WebSocket, addr: string, grant: AuthGranted): void {
     const limits = grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits);
-    const who = { addr, ...(grant.clientId ? { clientId: grant.clientId } : {}), ...(grant.tokenHash ? { tokenHash: grant.tokenHash } : {}) };
+    const who = {
+      addr,
+      ...(grant.clientId ? { clientId: grant.clientId } : {}),
+      ...(grant.tokenHash ? { tokenHash: grant.tokenHash } : {}),
+      ...(grant.stillValid ? { stillValid: grant.stillValid } : {}),
+    };
     const s = new Session(this.nextId++, ws, who, limits, this.host, this.opts.floodFactor ?? GATEWAY_DEFAULTS.floodFactor);
     this.sessions.add(s);
     this.metrics.connections.inc({ outcome: 'accepted' });

@@ -42,6 +42,8 @@ export interface SessionIdentity {
   readonly clientId?: string;
   /** Hash prefix of the token, for logs. */
   readonly tokenHash?: string;
+  /** For a static token: whether it is still configured. */
+  readonly stillValid?: () => boolean;
 }
 
 const OPEN = WebSocket.OPEN;

@@ -45,6 +45,8 @@ export const CLOSE_CODES = {
   slowConsumer: { code: 4008, reason: 'slow consumer: too far behind' },
   /** The client's token expired during the session. */
   tokenExpired: { code: 4001, reason: 'token expired' },
+  /** The client's static token was removed from the token file, which was re-read during the session. */
+  tokenRevoked: { code: 4001, reason: 'token revoked' },
   /** No pong to the server's ping within the heartbeat timeout. */
   heartbeatTimeout: { code: 4002, reason: 'heartbeat timeout' },
 } as const;

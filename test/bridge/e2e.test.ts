@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { TestClient, until } from './helpers.js';
+import { TestClient, sleep, until } from './helpers.js';
 
 /**
  * End to end: the bridge as `npm start` runs it (its `prestart` build, then
@@ -58,6 +58,13 @@ describe('npm start', () => {
     const status = (await (await request(`${url}/status`)).body.json()) as { upstream: { simulated: boolean }; clients: number };
     expect(status.upstream.simulated).toBe(true);
     expect(status.clients).toBe(1);
+
+    // SIGHUP re-reads the token file; with none configured the bridge says so and keeps serving.
+    child.kill('SIGHUP');
+    await until(() => out.includes('token file not re-read'), 5000, 'the SIGHUP log line');
+    await sleep(200);
+    expect(exit).toBeUndefined();
+    expect(c.closed).toBeUndefined();
 
     // SIGTERM: the client is closed with 1001 and the process exits 0.
     child.kill('SIGTERM');

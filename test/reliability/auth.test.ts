@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { createLogger } from '../../src/log.js';
 import { TestClient, startBridge, until, type TestBridge } from '../bridge/helpers.js';
 import { metric } from './helpers.js';
 
@@ -159,5 +160,51 @@ describe('a token that expires during the handshake', () => {
     await until(() => c.closed !== undefined, 5000, 'close');
     expect(c.closed).toEqual({ code: 4001, reason: 'token expired' });
     expect(c.messages.map((m) => m.type)).toEqual(['welcome']);
+  });
+});
+
+describe('re-reading the token file (SIGHUP)', () => {
+  let tb: TestBridge;
+  let file: string;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    file = join(mkdtempSync(join(tmpdir(), 'krx-auth-')), 'tokens');
+    writeFileSync(file, 'kept-token\nrevoked-token\n');
+    const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(l) } });
+    tb = await startBridge({ AUTH_TOKENS: ['inline-token'], AUTH_TOKENS_FILE: file }, { logger });
+  });
+  afterAll(async () => {
+    await tb?.bridge.stop();
+  });
+
+  it('applies the new tokens at once and closes sessions of removed tokens with 4001', async () => {
+    const kept = await welcomed(tb.wsUrl, { Authorization: 'Bearer kept-token' });
+    const revoked = await welcomed(tb.wsUrl, { Authorization: 'Bearer revoked-token' });
+    const inline = await welcomed(tb.wsUrl, { Authorization: 'Bearer inline-token' });
+    expect((await upgrade(tb.wsUrl, { Authorization: 'Bearer added-token' })).status).toBe(401);
+
+    writeFileSync(file, 'kept-token\nadded-token {"maxTopics":3}\n');
+    expect(tb.bridge.reloadTokens()).toBe(true);
+    await until(() => revoked.closed !== undefined, 3000, 'the revoked session closed');
+    expect(revoked.closed).toEqual({ code: 4001, reason: 'token revoked' });
+    expect(kept.closed).toBeUndefined();
+    expect(inline.closed).toBeUndefined();
+    expect(await metric(tb.bridge.metrics, 'krx_server_closes_total', { code: '4001' })).toBe(1);
+    expect((await upgrade(tb.wsUrl, { Authorization: 'Bearer revoked-token' })).status).toBe(401);
+    const added = await welcomed(tb.wsUrl, { Authorization: 'Bearer added-token' });
+    expect(added.ofType('welcome')[0]!.limits).toMatchObject({ maxTopics: 3 });
+    expect(lines.some((l) => l.includes('"msg":"token file re-read"') && l.includes('"closed":1'))).toBe(true);
+    for (const c of [kept, inline, added]) c.close();
+  });
+
+  it('keeps the tokens it has when the new file is malformed, and says which line, never the token', async () => {
+    writeFileSync(file, 'kept-token\nsecret-token-xyz {not json}\n');
+    expect(tb.bridge.reloadTokens()).toBe(false);
+    const err = lines.find((l) => l.includes('token file not re-read'));
+    expect(err).toContain('line 2');
+    expect(lines.join('\n')).not.toContain('secret-token-xyz');
+    (await welcomed(tb.wsUrl, { Authorization: 'Bearer added-token' })).close();
+    expect((await upgrade(tb.wsUrl, { Authorization: 'Bearer secret-token-xyz' })).status).toBe(401);
   });
 });
