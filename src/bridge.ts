@@ -145,11 +145,12 @@ export class Bridge {
     if (cluster) await cluster.start();
     const shared = cluster ? { shared: cluster.cache } : {};
     // On-demand lookups spend at most their share of the day's calls (what the poller leaves aside).
-    const allowance = new OnDemandAllowance(this.budget, c.BUDGET_RESERVE, this.now);
+    // In a cluster the share is counted in Redis, for all processes together.
+    const allowance = new OnDemandAllowance(this.budget, c.BUDGET_RESERVE, this.now, cluster?.allowance);
     this.allowance = allowance;
     const caller = {
-      call: (id: string, params: Record<string, unknown>) => {
-        allowance.take();
+      call: async (id: string, params: Record<string, unknown>) => {
+        await allowance.take();
         return upstream.call(id, params);
       },
     };

@@ -38,6 +38,8 @@ export interface ClusterKeys {
   cache(key: string): string;
   /** String: the single-flight lock of an on-demand key (PX). */
   lock(key: string): string;
+  /** Integer: on-demand calls of the budget day ending at `dayEnd` (ms epoch), cluster-wide (PEXPIREAT). */
+  allowance(dayEnd: number): string;
 }
 
 /** The names under `prefix`. */
@@ -59,6 +61,7 @@ export function clusterKeys(prefix: string): ClusterKeys {
     demand: (feed) => `${p}demand:${feed}`,
     cache: (key) => `${p}cache:${key}`,
     lock: (key) => `${p}lock:${key}`,
+    allowance: (dayEnd) => `${p}allowance:${dayEnd}`,
   };
 }
 

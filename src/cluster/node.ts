@@ -8,6 +8,7 @@ import { StateStore } from '../state/store.js';
 import type { Budget } from '../upstream/budget.js';
 import { Backplane } from './backplane.js';
 import { BudgetShare } from './budget.js';
+import { SharedAllowance } from './allowance.js';
 import { ClusterBus } from './bus.js';
 import { RedisSharedCache } from './cache.js';
 import { decodeStatus, decodeStatusMessage, pairs } from './codec.js';
@@ -88,6 +89,8 @@ export class ClusterNode {
   readonly union: ClusterDemand;
   /** Shared on-demand cache, for OnDemandCache. */
   readonly cache: RedisSharedCache;
+  /** Cluster-wide count of on-demand calls, for OnDemandAllowance. */
+  readonly allowance: SharedAllowance;
   /** Cluster metrics. */
   readonly metrics: ClusterMetrics;
   private readonly keys: ClusterKeys;
@@ -136,6 +139,7 @@ export class ClusterNode {
       redis, keys, node: this.id, local: opts.demand, logger: log, refreshMs: opts.leaseMs, ttlMs: 3 * opts.leaseMs, isUp: () => redis.up,
     });
     this.cache = new RedisSharedCache({ redis, keys, metrics: this.metrics, lockMs: opts.lockMs, timeoutMs: this.timeoutMs });
+    this.allowance = new SharedAllowance({ redis, keys, timeoutMs: this.timeoutMs });
     this.budgetShare = new BudgetShare({ redis, keys, budget: opts.budget, logger: log, timeoutMs: this.timeoutMs });
     this.term = new LeaderTerm({
       backplane: redis, keys, leadership: this.leadership, mirror: this.mirror, store: opts.store, pollStore: this.pollStore,

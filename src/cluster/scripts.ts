@@ -238,3 +238,21 @@ export async function loadScripts(redis: Commander, timeoutMs?: number): Promise
   const opts = timeoutMs === undefined ? undefined : { timeout: timeoutMs };
   await Promise.all(SCRIPTS.map((s) => redis.sendCommand(['SCRIPT', 'LOAD', s.source], opts)));
 }
+
+/**
+ * Count one on-demand call. KEYS: the day's allowance counter. ARGV: cap,
+ * expiry (ms epoch). Returns the new count, or -1 (nothing counted) when
+ * the count had reached the cap.
+ */
+export const TAKE_ALLOWANCE = new Script(
+  'take_allowance',
+  `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
+if n > tonumber(ARGV[1]) then
+  redis.call('DECR', KEYS[1])
+  return -1
+end
+return n
+`,
+);

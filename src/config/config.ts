@@ -37,7 +37,7 @@ export const SETTINGS = {
   },
   POLL_BASE_MS: { schema: int(200, 60_000).default(1000), text: 'Fastest poll interval per feed, ms (the upstream refreshes once a second).' },
   IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
-  BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups (per process in a cluster).' },
+  BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups (for the whole cluster in cluster mode).' },
   RING_SIZE: { schema: int(1, 10_000).default(32), text: 'Patches kept per topic for resume.' },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -71,6 +71,9 @@ const UPSTREAM_TEXT: Readonly<Record<string, string>> = {
   malformed_body: 'The upstream answered with a body that could not be used.',
 };
 
+/** The text of a lookup refused past the bridge's on-demand share (the feeds keep their calls). */
+const SHARE_SPENT_TEXT = "The share of the daily call budget kept for lookups is spent until its reset; streaming continues.";
+
 /**
  * The wire error of a failed upstream lookup. Any error with a string
  * `code` among the upstream client's codes is mapped (duck-typed); anything
@@ -80,7 +83,8 @@ export function upstreamWireError(err: unknown): WireError {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && Object.hasOwn(UPSTREAM_TO_WIRE, code)) {
     const resetAt = (err as { resetAt?: unknown }).resetAt;
-    const out: WireError = { code: UPSTREAM_TO_WIRE[code]!, message: UPSTREAM_TEXT[code]! };
+    const share = code === 'rate_limited' && (err as { onDemandShare?: unknown }).onDemandShare === true;
+    const out: WireError = { code: UPSTREAM_TO_WIRE[code]!, message: share ? SHARE_SPENT_TEXT : UPSTREAM_TEXT[code]! };
     return typeof resetAt === 'number' && code === 'rate_limited' ? { ...out, resetAt } : out;
   }
   return { code: 'internal', message: 'An unexpected server error occurred.' };

@@ -6,21 +6,36 @@ import { UpstreamError } from './errors.js';
  * spend at most their share (`BUDGET_RESERVE`) of the daily call limit, so
  * many clients asking for different data cannot starve the streaming feeds.
  * The poller paces itself to leave the same share of the remaining calls
- * aside. Counted per budget day (the count restarts at the reset), per
- * process: in a cluster each process has its own count.
+ * aside. Counted per budget day (the count restarts at the reset). A
+ * cluster counts in Redis, so all its processes together spend one share;
+ * while Redis is away each process goes on counting locally from the last
+ * cluster-wide count it saw.
  */
+
+/** A day's count kept outside the process (the cluster's, in Redis). */
+export interface SharedCount {
+  /**
+   * Adds one call to the count of the budget day ending at `dayEnd` unless
+   * it has reached `cap`. Resolves the new count, or -1 when the cap was
+   * reached (nothing added). Rejects when the count cannot be reached.
+   */
+  take(dayEnd: number, cap: number): Promise<number>;
+}
+
+/** Counts on-demand calls against their share of the day. */
 export class OnDemandAllowance {
   private spent = 0;
   private dayEnd = 0;
 
-  /** An allowance of `share` (0..1) of `budget`'s daily limit. */
+  /** An allowance of `share` (0..1) of `budget`'s daily limit, counted in `shared` when given. */
   constructor(
     private readonly budget: Pick<Budget, 'limit' | 'resetAt'>,
     private readonly share: number,
     private readonly now: () => number = Date.now,
+    private readonly shared?: SharedCount,
   ) {}
 
-  /** Calls made on demand this budget day. */
+  /** Calls made on demand this budget day (in a cluster: by every process, as last seen). */
   get used(): number {
     this.roll();
     return this.spent;
@@ -33,18 +48,43 @@ export class OnDemandAllowance {
   }
 
   /**
-   * Counts one upstream call; throws `rate_limited` (with the reset time)
-   * when the day's share is spent. Before the limit is known nothing is refused.
+   * Counts one upstream call; rejects with `rate_limited` (with the reset
+   * time) when the day's share is spent. Before the limit is known nothing
+   * is refused.
    */
-  take(): void {
+  async take(): Promise<void> {
     this.roll();
     const cap = this.cap;
-    if (cap !== null && this.spent >= cap) {
-      throw new UpstreamError('rate_limited', `the day's share of the call budget for on-demand lookups (${cap} calls) is spent`, {
-        ...(this.budget.resetAt !== null ? { resetAt: this.budget.resetAt } : {}),
-      });
+    if (cap === null) {
+      this.spent++;
+      return;
     }
+    if (this.shared !== undefined) {
+      const day = this.dayEnd;
+      let n: number | undefined;
+      try {
+        n = await this.shared.take(day, cap);
+      } catch {
+        // The shared count is out of reach: count locally below.
+      }
+      if (n !== undefined && day === this.dayEnd) {
+        if (n < 0) {
+          this.spent = Math.max(this.spent, cap);
+          throw this.refusal(cap);
+        }
+        this.spent = Math.max(this.spent, n);
+        return;
+      }
+    }
+    if (this.spent >= cap) throw this.refusal(cap);
     this.spent++;
+  }
+
+  private refusal(cap: number): UpstreamError {
+    return new UpstreamError('rate_limited', `the day's share of the call budget for on-demand lookups (${cap} calls) is spent`, {
+      onDemandShare: true,
+      ...(this.budget.resetAt !== null ? { resetAt: this.budget.resetAt } : {}),
+    });
   }
 
   private roll(): void {

@@ -65,6 +65,8 @@ export interface UpstreamErrorOptions {
   readonly retryable?: boolean;
   /** For `rate_limited`: when the daily budget resets (ms since the epoch). */
   readonly resetAt?: number;
+  /** For `rate_limited`: the bridge's own share for on-demand lookups is spent, not the upstream's budget. */
+  readonly onDemandShare?: boolean;
   /** The underlying error. */
   readonly cause?: unknown;
 }
@@ -82,6 +84,8 @@ export class UpstreamError extends Error {
   readonly endpointId?: string;
   /** For `rate_limited`: ms epoch when the daily budget resets, when known. */
   readonly resetAt?: number;
+  /** For `rate_limited`: true when the bridge refused a lookup past its on-demand share (no upstream call was made). */
+  readonly onDemandShare?: boolean;
 
   constructor(code: UpstreamErrorCode, message: string, opts: UpstreamErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -90,6 +94,7 @@ export class UpstreamError extends Error {
     if (opts.status !== undefined) this.status = opts.status;
     if (opts.endpointId !== undefined) this.endpointId = opts.endpointId;
     if (opts.resetAt !== undefined) this.resetAt = opts.resetAt;
+    if (opts.onDemandShare) this.onDemandShare = true;
   }
 
   /** The error as wire data: `{ code, message, retryable }` plus status and resetAt when set. */

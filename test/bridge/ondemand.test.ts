@@ -91,6 +91,8 @@ describe('bridge on-demand share of the budget', () => {
       const refused = replies.filter((r) => r.type === 'error');
       expect(refused.length).toBeGreaterThan(0);
       expect(refused[0]).toMatchObject({ code: 'upstream_rate_limited', retryable: true });
+      // The client learns it is the lookups' share that is spent, not the upstream's budget.
+      expect(refused[0]!.message).toContain('kept for lookups');
       const calls = tb.bridge.sim!.stats.snapshot().byEndpoint['v2.stocks.master'] ?? 0;
       expect(calls).toBe(replies.length - refused.length);
       const status = (await (await request(`${tb.url}/status`)).body.json()) as { budget: { onDemand: { used: number; cap: number } } };
