@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisSharedCache } from '../../src/cluster/cache.js';
-import { clusterKeys } from '../../src/cluster/keys.js';
 import type { Commander } from '../../src/cluster/scripts.js';
 import { OnDemandCache } from '../../src/upstream/cache.js';
 import { sleep } from '../bridge/helpers.js';
-import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './harness.js';
+import { redisSuite } from './harness.js';
 
 /**
  * The shared on-demand cache on a real Redis: of several processes asking
@@ -13,20 +12,13 @@ import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './ha
  */
 
 describe('shared on-demand cache', () => {
-  const prefix = uniquePrefix();
-  const keys = clusterKeys(prefix);
-  let redis: RedisClient;
+  const db = redisSuite();
+  const keys = db.keys;
 
-  beforeAll(async () => {
-    redis = await connectRedis();
-  });
-  afterAll(async () => {
-    await releaseRedis(redis, prefix);
-  });
 
   /** One "process": its own OnDemandCache over a shared Redis cache and a counting upstream. */
   function process(calls: { n: number }, delayMs: number) {
-    const shared = new RedisSharedCache({ redis, keys, lockMs: 2000, pollMs: [5, 20] });
+    const shared = new RedisSharedCache({ redis: db.redis, keys, lockMs: 2000, pollMs: [5, 20] });
     const caller = {
       call: async () => {
         calls.n++;
@@ -50,7 +42,7 @@ describe('shared on-demand cache', () => {
   }, 20_000);
 
   it('hands over when the holder fails, and calls directly when Redis is unreachable', async () => {
-    const shared = new RedisSharedCache({ redis, keys, lockMs: 2000, pollMs: [5, 20] });
+    const shared = new RedisSharedCache({ redis: db.redis, keys, lockMs: 2000, pollMs: [5, 20] });
     let calls = 0;
     const failing = shared.singleFlight('k-fail', async () => {
       await sleep(30);

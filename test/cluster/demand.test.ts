@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demandMember } from '../../src/cluster/codec.js';
 import { ClusterDemand } from '../../src/cluster/demand.js';
-import { clusterKeys } from '../../src/cluster/keys.js';
 import { REGISTER_DEMAND } from '../../src/cluster/scripts.js';
 import { silentLogger } from '../../src/log.js';
 import { Demand } from '../../src/poller/demand.js';
 import { until } from '../bridge/helpers.js';
-import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './harness.js';
+import { redisSuite, type RedisClient } from './harness.js';
 
 /**
  * Shared demand on a real Redis: each process sees the union of every
@@ -15,15 +14,14 @@ import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './ha
  */
 
 describe('cluster demand', () => {
-  const prefix = uniquePrefix();
-  const keys = clusterKeys(prefix);
-  let redis: RedisClient;
+  const db = redisSuite();
+  const keys = db.keys;
   let sub: RedisClient;
   const views: ClusterDemand[] = [];
 
   function node(id: string): { local: Demand; view: ClusterDemand; changes: string[] } {
     const local = new Demand();
-    const view = new ClusterDemand({ redis, keys, node: id, local, logger: silentLogger(), refreshMs: 200, ttlMs: 600, isUp: () => true });
+    const view = new ClusterDemand({ redis: db.redis, keys, node: id, local, logger: silentLogger(), refreshMs: 200, ttlMs: 600, isUp: () => true });
     const changes: string[] = [];
     view.onChange((c, m) => changes.push(`${c}.${m}`));
     view.start();
@@ -32,8 +30,7 @@ describe('cluster demand', () => {
   }
 
   beforeAll(async () => {
-    redis = await connectRedis();
-    sub = redis.duplicate();
+    sub = db.redis.duplicate();
     sub.on('error', () => undefined);
     await sub.connect();
     // What the cluster node does with demand announcements.
@@ -42,7 +39,6 @@ describe('cluster demand', () => {
   afterAll(async () => {
     await Promise.all(views.map((v) => v.stop()));
     await sub?.close();
-    await releaseRedis(redis, prefix);
   });
 
   it('follows the union of every process’s subscriptions, the local ones at once', async () => {
@@ -74,7 +70,7 @@ describe('cluster demand', () => {
 
   it('drops a dead process’s demand once its registration expires', async () => {
     const a = views[0]!;
-    await REGISTER_DEMAND.run(redis, [keys.demand('price.kospi')], ['400', demandMember('005380', 'dead')]);
+    await REGISTER_DEMAND.run(db.redis, [keys.demand('price.kospi')], ['400', demandMember('005380', 'dead')]);
     await a.refresh();
     expect(a.active('price', 'kospi')).toBe(true);
     // No refresh from "dead": gone after its ttl, by the periodic re-read.

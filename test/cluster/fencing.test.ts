@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterKeys } from '../../src/cluster/keys.js';
+import { describe, expect, it } from 'vitest';
 import { Leadership } from '../../src/cluster/leadership.js';
 import { ClusterMetrics } from '../../src/cluster/metrics.js';
 import { Mirror } from '../../src/cluster/mirror.js';
@@ -10,7 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { StateStore, type ChangeBatch } from '../../src/state/store.js';
 import { sleep, until } from '../bridge/helpers.js';
-import { connectRedis, releaseRedis, uniquePrefix, type RedisClient } from './harness.js';
+import { redisSuite, type RedisClient } from './harness.js';
 
 /**
  * Lease and fencing against a real Redis: the acquire/renew/write scripts
@@ -30,32 +29,25 @@ class Cuttable implements Commander {
 }
 
 describe('lease and fencing on Redis', () => {
-  const prefix = uniquePrefix();
-  const k = clusterKeys(prefix);
-  let redis: RedisClient;
+  const db = redisSuite();
+  const k = db.keys;
 
-  beforeAll(async () => {
-    redis = await connectRedis();
-  });
-  afterAll(async () => {
-    await releaseRedis(redis, prefix);
-  });
 
-  const acquire = (owner: string, floor = 0) => ACQUIRE.run<number[]>(redis, [k.lease, k.gen], [owner, '400', String(floor)]);
+  const acquire = (owner: string, floor = 0) => ACQUIRE.run<number[]>(db.redis, [k.lease, k.gen], [owner, '400', String(floor)]);
   const write = (owner: string, gen: number, code: string) =>
     WRITE_BATCH.run<string>(
-      redis,
+      db.redis,
       [k.lease, k.gen, k.epoch, k.state('quote.kospi'), k.log('quote.kospi')],
       [owner, String(gen), 'E', '100', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame'],
     );
 
   it('loads every script under the SHA1 it runs it by', async () => {
-    await loadScripts(redis);
-    expect(await redis.sendCommand(['SCRIPT', 'EXISTS', ...SCRIPTS.map((x) => x.sha)])).toEqual(SCRIPTS.map(() => 1));
+    await loadScripts(db.redis);
+    expect(await db.redis.sendCommand(['SCRIPT', 'EXISTS', ...SCRIPTS.map((x) => x.sha)])).toEqual(SCRIPTS.map(() => 1));
   });
 
   it('grants the lease to one owner, refuses the old generation’s renewals and writes after a takeover', async () => {
-    await redis.set(k.epoch, 'E');
+    await db.redis.set(k.epoch, 'E');
     const a = await acquire('A');
     expect(a[0]).toBe(1);
     expect(a[2]).toBe(1);
@@ -71,35 +63,35 @@ describe('lease and fencing on Redis', () => {
     expect(b2[2]).toBe(0);
     expect(b2[1]).toBe(genA + 1);
     // A, late, tries to renew and write under its old generation.
-    expect(await RENEW.run(redis, [k.lease, k.gen], ['A', '400', String(genA)])).toBe(0);
+    expect(await RENEW.run(db.redis, [k.lease, k.gen], ['A', '400', String(genA)])).toBe(0);
     expect(await write('A', genA, 'Z')).toBe('fenced');
-    expect(await redis.hGet(k.state('quote.kospi'), 'Z')).toBeNull();
+    expect(await db.redis.hGet(k.state('quote.kospi'), 'Z')).toBeNull();
     expect(await write('B', b2[1]!, 'Z')).toBe('ok');
     // A write under another epoch is refused too.
-    await redis.set(k.epoch, 'F');
+    await db.redis.set(k.epoch, 'F');
     expect(await write('B', b2[1]!, 'W')).toBe('epoch');
-    await redis.set(k.epoch, 'E');
-    expect(await redis.xLen(k.log('quote.kospi'))).toBe(2);
+    await db.redis.set(k.epoch, 'E');
+    expect(await db.redis.xLen(k.log('quote.kospi'))).toBe(2);
   });
 
   it('keeps generations rising after Redis lost its data', async () => {
-    const before = Number(await redis.get(k.gen));
-    await redis.del([k.lease, k.gen]);
+    const before = Number(await db.redis.get(k.gen));
+    await db.redis.del([k.lease, k.gen]);
     const r = await acquire('C');
     expect(r[0]).toBe(1);
     expect(r[2]).toBe(1);
     expect(r[1]).toBeGreaterThan(before);
     // A floor from a generation seen in messages wins over a low counter.
-    await redis.del([k.lease]);
-    await redis.set(k.gen, '5');
+    await db.redis.del([k.lease]);
+    await db.redis.set(k.gen, '5');
     const f = await acquire('D', r[1]! + 10);
     expect(f[1]).toBe(r[1]! + 10);
-    await redis.del([k.lease]);
+    await db.redis.del([k.lease]);
   });
 
   it('a cut-off holder stops polling before another process may start; the other takes over within two periods', async () => {
     const leaseMs = 600;
-    const conns = [new Cuttable(redis), new Cuttable(redis)];
+    const conns = [new Cuttable(db.redis), new Cuttable(db.redis)];
     const nodes = conns.map(
       (c, i) => new Leadership({ redis: c, keys: k, node: `N${i}`, logger: silentLogger(), leaseMs, baseMs: 200, canContend: () => true }),
     );
@@ -136,7 +128,7 @@ describe('lease and fencing on Redis', () => {
     const lease = new LeaseState({ leaseMs: 1000 });
     const metrics = new ClusterMetrics(new Metrics({ defaults: false }).registry);
     const got: ChangeBatch[] = [];
-    const mirror = new Mirror({ redis, keys: k, store, lease, logger: silentLogger(), metrics, emit: (b) => got.push(b), loadCount: 100, timeoutMs: 1000 });
+    const mirror = new Mirror({ redis: db.redis, keys: k, store, lease, logger: silentLogger(), metrics, emit: (b) => got.push(b), loadCount: 100, timeoutMs: 1000 });
     lease.seen(50);
     const frame = '{"type":"snapshot","topic":"quote.kospi.Q","seq":1,"ts":1,"data":{"isuSrtCd":"Q"},"crc":1}';
     mirror.onMessage({ channel: 'quote', market: 'kospi', feed: 'quote.kospi' }, `49 E 1 0-0 1-0\n${frame}`);
@@ -149,12 +141,12 @@ describe('lease and fencing on Redis', () => {
     wlease.acquired(3, Date.now(), Date.now(), false);
     let fenced = '';
     const writer = new LeaderWriter({
-      redis, keys: k, node: 'old', lease: wlease, metrics, logger: silentLogger(), streamMaxLen: 100,
+      redis: db.redis, keys: k, node: 'old', lease: wlease, metrics, logger: silentLogger(), streamMaxLen: 100,
       canWrite: () => true, epoch: () => 'E', onFenced: (r) => (fenced = r), onDiverged: () => undefined,
     });
     const leader = new StateStore({ epoch: 'E' });
     writer.writeBatch(leader.apply('quote', 'kospi', [{ isuSrtCd: 'R', p: 1 }], 1));
     await until(() => fenced !== '', 2000, 'fenced');
-    expect(await redis.hGet(k.state('quote.kospi'), 'R')).toBeNull();
+    expect(await db.redis.hGet(k.state('quote.kospi'), 'R')).toBeNull();
   });
 });

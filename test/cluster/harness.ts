@@ -5,6 +5,8 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { createClient } from 'redis';
+import { afterAll, beforeAll } from 'vitest';
+import { clusterKeys, type ClusterKeys } from '../../src/cluster/keys.js';
 import { Simulator } from '../../src/sim/index.js';
 import { endpoint } from '../../src/upstream/catalogue.js';
 import { normaliseBody, type Row } from '../../src/upstream/normalise.js';
@@ -28,18 +30,40 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A Redis client as the tests use them. */
 export type RedisClient = ReturnType<typeof createClient>;
 
-/** A connected client of the test Redis (errors are the tests' to see through failed commands). */
-export async function connectRedis(): Promise<RedisClient> {
-  const c = createClient({ url: REDIS_URL });
-  c.on('error', () => undefined);
-  await c.connect();
-  return c;
+/** A test file's Redis: its own key prefix and a client connected before its tests. */
+export interface RedisSuite {
+  readonly prefix: string;
+  readonly keys: ClusterKeys;
+  /** The client (set once the suite's `beforeAll` ran). */
+  readonly redis: RedisClient;
 }
 
-/** Closes a test's client and deletes the keys under its prefix. */
-export async function releaseRedis(c: RedisClient | undefined, prefix: string): Promise<void> {
-  await c?.close();
-  await dropPrefix(REDIS_URL, prefix);
+/**
+ * Registers the hooks of a test file that talks to Redis: connects a client
+ * before its tests, and closes it and deletes every key under the file's
+ * prefix after them. Call at the top of a `describe`.
+ */
+export function redisSuite(): RedisSuite {
+  const prefix = uniquePrefix();
+  let client: RedisClient | undefined;
+  beforeAll(async () => {
+    client = createClient({ url: REDIS_URL });
+    // Errors are the tests' to see through failed commands.
+    client.on('error', () => undefined);
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client?.close();
+    await dropPrefix(REDIS_URL, prefix);
+  });
+  return {
+    prefix,
+    keys: clusterKeys(prefix),
+    get redis(): RedisClient {
+      if (!client) throw new Error('redisSuite: the client connects in beforeAll');
+      return client;
+    },
+  };
 }
 
 /** A key prefix no other test run uses. */
