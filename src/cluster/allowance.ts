@@ -1,6 +1,6 @@
 import type { SharedCount } from '../upstream/allowance.js';
 import type { ClusterKeys } from './keys.js';
-import { TAKE_ALLOWANCE, type Commander } from './scripts.js';
+import { ADJUST_ALLOWANCE, TAKE_ALLOWANCE, type Commander } from './scripts.js';
 
 /**
  * The cluster-wide count of on-demand calls: one counter per budget day in
@@ -29,6 +29,14 @@ export class SharedAllowance implements SharedCount {
     const o = this.opts;
     if (!o.redis.up) throw new Error('backplane down');
     const n = await TAKE_ALLOWANCE.run<number>(o.redis, [o.keys.allowance(dayEnd)], [String(cap), String(dayEnd + KEEP_AFTER_DAY_MS)], o.timeoutMs);
+    return Number(n);
+  }
+
+  /** Corrects the count of the day ending at `dayEnd` by `delta`; rejects while Redis is away. */
+  async adjust(dayEnd: number, delta: number): Promise<number> {
+    const o = this.opts;
+    if (!o.redis.up) throw new Error('backplane down');
+    const n = await ADJUST_ALLOWANCE.run<number>(o.redis, [o.keys.allowance(dayEnd)], [String(delta), String(dayEnd + KEEP_AFTER_DAY_MS)], o.timeoutMs);
     return Number(n);
   }
 }

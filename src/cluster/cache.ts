@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SharedCache } from '../upstream/cache.js';
+import type { CallResult, SharedCache } from '../upstream/cache.js';
 import type { ClusterKeys } from './keys.js';
 import type { ClusterMetrics } from './metrics.js';
 import { UNLOCK, type Commander } from './scripts.js';
@@ -11,7 +11,7 @@ import { UNLOCK, type Commander } from './scripts.js';
  * the others poll for it. Without Redis each process calls on its own.
  */
 
-type Value = { data: Record<string, unknown>; receivedAt: number };
+type Value = CallResult;
 
 /** Options of `RedisSharedCache`. */
 export interface RedisSharedCacheOptions {
@@ -112,7 +112,9 @@ export class RedisSharedCache implements SharedCache {
 function parseValue(text: string): Value | undefined {
   try {
     const v = JSON.parse(text) as Partial<Value>;
-    if (v && typeof v.data === 'object' && v.data !== null && typeof v.receivedAt === 'number') return v as Value;
+    if (v && typeof v.data === 'object' && v.data !== null && typeof v.receivedAt === 'number') {
+      return { data: v.data, receivedAt: v.receivedAt, ...(typeof v.dropped === 'number' && v.dropped > 0 ? { dropped: v.dropped } : {}) };
+    }
   } catch {
     // A malformed entry counts as a miss; the next result overwrites it.
   }

@@ -227,17 +227,6 @@ return 0
 `,
 );
 
-/** Every script of the cluster. */
-export const SCRIPTS: readonly Script[] = [ACQUIRE, RENEW, RELEASE, WRITE_BATCH, WRITE_STATUS, RESEED, REGISTER_DEMAND, READ_DEMAND, WRITE_BUDGET, UNLOCK];
-
-/**
- * Loads every script (after each connect), so writes run by SHA from the
- * start: a NOSCRIPT retry could let a later write overtake an earlier one.
- */
-export async function loadScripts(redis: Commander, timeoutMs?: number): Promise<void> {
-  const opts = timeoutMs === undefined ? undefined : { timeout: timeoutMs };
-  await Promise.all(SCRIPTS.map((s) => redis.sendCommand(['SCRIPT', 'LOAD', s.source], opts)));
-}
 
 /**
  * Count one on-demand call. KEYS: the day's allowance counter. ARGV: cap,
@@ -256,3 +245,46 @@ end
 return n
 `,
 );
+
+/**
+ * Correct the day's on-demand count by ARGV[1] (retries add, a call refused
+ * before any request gives its count back), never below zero. KEYS: the
+ * day's allowance counter. ARGV: delta, expiry (ms epoch). Returns the count.
+ */
+export const ADJUST_ALLOWANCE = new Script(
+  'adjust_allowance',
+  `
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if n < 0 then
+  redis.call('SET', KEYS[1], 0)
+  n = 0
+end
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return n
+`,
+);
+
+/** Every script of the cluster. */
+export const SCRIPTS: readonly Script[] = [
+  ACQUIRE,
+  RENEW,
+  RELEASE,
+  WRITE_BATCH,
+  WRITE_STATUS,
+  RESEED,
+  REGISTER_DEMAND,
+  READ_DEMAND,
+  WRITE_BUDGET,
+  UNLOCK,
+  TAKE_ALLOWANCE,
+  ADJUST_ALLOWANCE,
+];
+
+/**
+ * Loads every script (after each connect), so writes run by SHA from the
+ * start: a NOSCRIPT retry could let a later write overtake an earlier one.
+ */
+export async function loadScripts(redis: Commander, timeoutMs?: number): Promise<void> {
+  const opts = timeoutMs === undefined ? undefined : { timeout: timeoutMs };
+  await Promise.all(SCRIPTS.map((s) => redis.sendCommand(['SCRIPT', 'LOAD', s.source], opts)));
+}

@@ -73,7 +73,16 @@ export interface AuthRequest {
 
 /** The first 12 hex digits of the SHA-256 of a token: safe to log, enough to tell tokens apart. */
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex').slice(0, 12);
+  return tokenDigest(token).slice(0, 12);
+}
+
+/**
+ * The whole SHA-256 of a token (64 hex digits): static tokens are looked up
+ * by it, so what is compared has one length whatever the token, and how long
+ * a lookup takes tells nothing about how much of a guess was right.
+ */
+export function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /** The token of a request: `Authorization: Bearer <token>` first, else the `token` query parameter. */
@@ -134,8 +143,20 @@ export function parseTokenFile(text: string): StaticToken[] {
 
 const refuse = (message: string): AuthRefused => ({ ok: false, status: 401, code: 'unauthorized', message });
 
+/** What a JWT claim that failed validation means for the client, by jose's claim name and reason. */
+export function claimRefusal(claim: string, reason: string): string {
+  const time = claim === 'exp' || claim === 'nbf' || claim === 'iat';
+  if (time && reason === 'invalid') return `token claim "${claim}" must be a number (seconds since the epoch)`;
+  if (claim === 'nbf') return 'token not valid yet';
+  if (claim === 'aud') return 'token for another audience';
+  if (claim === 'iss') return 'token from another issuer';
+  if (claim === 'iat') return 'token issued in the future';
+  return `token claim "${claim}" not valid`;
+}
+
 /** Checks requests against the configured tokens, JWT secret and origins. */
 export class Authenticator {
+  /** Static tokens by `tokenDigest`. */
   private tokens = new Map<string, StaticToken>();
   private readonly secret: Uint8Array | undefined;
 
@@ -158,7 +179,7 @@ export class Authenticator {
   reload(): number {
     const list: StaticToken[] = (this.opts.tokens ?? []).map((t) => (typeof t === 'string' ? { token: t } : t));
     if (this.opts.tokenFile) list.push(...parseTokenFile(readFileSync(this.opts.tokenFile, 'utf8')));
-    this.tokens = new Map(list.map((t) => [t.token, t]));
+    this.tokens = new Map(list.map((t) => [tokenDigest(t.token), t]));
     return this.tokens.size;
   }
 
@@ -171,11 +192,12 @@ export class Authenticator {
     if (!this.required) return { ok: true };
     const token = tokenOf(req);
     if (token === undefined) return refuse('token required');
-    const hash = tokenHash(token);
-    const stat = this.tokens.get(token);
+    const digest = tokenDigest(token);
+    const hash = digest.slice(0, 12);
+    const stat = this.tokens.get(digest);
     if (stat !== undefined) {
       // A function, not the token: the grant is kept with the session, and nothing that logs it sees the token.
-      const stillValid = () => this.tokens.has(token);
+      const stillValid = () => this.tokens.has(digest);
       return { ok: true, clientId: stat.id ?? `token:${hash}`, tokenHash: hash, stillValid, ...(stat.limits ? { limits: stat.limits } : {}) };
     }
     if (this.secret === undefined || token.split('.').length !== 3) return refuse('token not valid');
@@ -205,7 +227,7 @@ export class Authenticator {
       };
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) return refuse('token expired');
-      if (err instanceof joseErrors.JWTClaimValidationFailed) return refuse('token not valid yet or for another audience');
+      if (err instanceof joseErrors.JWTClaimValidationFailed) return refuse(claimRefusal(err.claim, err.reason));
       return refuse('token not valid');
     }
   }

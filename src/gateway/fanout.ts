@@ -23,6 +23,8 @@ export function statusFrame(st: FeedStatus): string {
     intervalMs: st.intervalMs,
     ...(st.reason !== undefined ? { reason: st.reason } : {}),
     ts: st.ts,
+    ...(st.opensAt !== undefined ? { opensAt: st.opensAt } : {}),
+    ...(st.asOf !== undefined ? { asOf: st.asOf } : {}),
   });
 }
 

@@ -13,6 +13,9 @@ import { releaseDemand, type HandlerContext } from './handlers.js';
 import { handleInbound, type InboundDeps } from './inbound.js';
 import { SubscriptionIndex, type FeedSubscribers } from './index.js';
 import { ConnectionCounter, resolveLimits } from './limits.js';
+import { LookupLimits } from './lookups.js';
+import { ReplyQueue } from './replies.js';
+import { KrxCalendar } from '../market/calendar.js';
 import { GATEWAY_DEFAULTS, packageVersion, type GatewayOptions } from './options.js';
 import { Session, type SessionHost } from './session.js';
 import { slowPolicy, type SlowPolicy } from './slow.js';
@@ -20,6 +23,7 @@ import { snapshotFrames } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress, pathOf, refuseUpgrade } from './upgrade.js';
 import { welcomeFrame } from './welcome.js';
+import type { ReplayServer } from '../recorder/replay.js';
 
 /**
  * The WebSocket gateway: accepts connections on `path` of an HTTP server,
@@ -64,10 +68,16 @@ function destroyOnError(this: Duplex): void {
   this.destroy();
 }
 
-/** A `close` listener giving back `addr`'s connection slot; it holds nothing else. */
+/** A `close` listener giving back `addr`'s connection slot and its slot in the total; it holds nothing else. */
 function releaser(conns: ConnectionCounter, addr: string): () => void {
-  return () => conns.release(addr);
+  return () => {
+    conns.release(addr);
+    conns.release(ALL);
+  };
 }
+
+/** The key of the total count in the connection counter (no address looks like it). */
+const ALL = '\u0000all';
 
 /** The WebSocket gateway. Attaches to `opts.server` on construction; `close()` to stop. */
 export class Gateway {
@@ -77,6 +87,7 @@ export class Gateway {
   private readonly index = new SubscriptionIndex<Session>();
   private readonly statuses: StatusBoard;
   private readonly conns: ConnectionCounter;
+  private readonly maxConnections: number;
   private readonly fanout: Fanout;
   private readonly logger: Logger;
   private readonly metrics: Metrics;
@@ -106,6 +117,7 @@ export class Gateway {
     this.path = opts.path ?? GATEWAY_DEFAULTS.path;
     this.serverName = `krx-bridge/${opts.version ?? packageVersion()}`;
     this.conns = new ConnectionCounter(opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp);
+    this.maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
     this.wss = new WebSocketServer(this.serverOptions());
     this.fanout = new Fanout(this.index, this.metrics, this.logger);
     this.statuses = new StatusBoard(opts.statuses);
@@ -168,6 +180,7 @@ export class Gateway {
     const open = [...this.sessions];
     const closed = Promise.all(open.map((s) => new Promise<void>((resolve) => s.ws.once('close', () => resolve()))));
     for (const s of open) this.closeSession(s, 'goingAway');
+    this.opts.replay?.close();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     await Promise.race([closed, timeout]);
@@ -187,22 +200,30 @@ export class Gateway {
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', destroyOnError);
-    if (pathOf(req.url) !== this.path) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
+    const path = pathOf(req.url);
+    const replay = path === `${this.path}/replay` ? this.opts.replay : undefined;
+    if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);
+    if (this.conns.count(ALL) >= this.maxConnections) {
+      this.metrics.connections.inc({ outcome: 'server_full' });
+      return refuseUpgrade(socket, 503, 'server_full', 'the server has as many connections as it takes; try another or later', { 'Retry-After': '5' });
+    }
     if (!this.conns.acquire(addr)) {
       this.metrics.connections.inc({ outcome: 'too_many' });
       return refuseUpgrade(socket, 429, 'too_many_connections', 'too many connections from this address');
     }
+    this.conns.acquire(ALL);
     // One release point for every path (refused, failed handshake, closed session). Made
     // outside this function so the listener, which lives as long as the connection, does not
     // keep the upgrade request alive.
     socket.on('close', releaser(this.conns, addr));
     const auth = this.opts.auth;
-    if (auth === undefined) return this.accept(req, socket, head, addr, OPEN_GRANT);
+    const granted = (grant: AuthGranted): void => (replay ? this.acceptReplay(replay, req, socket, head) : this.accept(req, socket, head, addr, grant));
+    if (auth === undefined) return granted(OPEN_GRANT);
     auth.authenticate(req).then(
       (res) => {
-        if (res.ok) return this.accept(req, socket, head, addr, res);
+        if (res.ok) return granted(res);
         this.metrics.connections.inc({ outcome: res.code === 'forbidden_origin' ? 'forbidden_origin' : 'unauthorized' });
         this.logger.info({ addr, reason: res.message }, 'upgrade refused');
         refuseUpgrade(socket, res.status, res.code, res.message);
@@ -213,6 +234,23 @@ export class Gateway {
       },
     );
   };
+
+  /** A replay (`/ws/replay`): checked against the recordings, then played by the replay server. */
+  private acceptReplay(replay: ReplayServer, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    replay.check(req.url).then(
+      (r) => {
+        if (this.closing || socket.destroyed) return void socket.destroy();
+        if (!r.ok) return refuseUpgrade(socket, r.refusal.status, r.refusal.code, r.refusal.message);
+        socket.removeListener('error', destroyOnError);
+        this.metrics.connections.inc({ outcome: 'replay' });
+        replay.accept(req, socket, head, r.query);
+      },
+      (err: unknown) => {
+        this.logger.error({ err }, 'replay check failed unexpectedly');
+        refuseUpgrade(socket, 500, 'internal', 'internal error');
+      },
+    );
+  }
 
   private accept(req: IncomingMessage, socket: Duplex, head: Buffer, addr: string, grant: AuthGranted): void {
     if (this.closing || socket.destroyed) return void socket.destroy();
@@ -239,7 +277,7 @@ export class Gateway {
     ws.on('pong', l.pong);
     ws.on('error', l.error);
     ws.on('close', l.close);
-    s.sendNow(welcomeFrame(this.serverName, this.store.epoch, this.heartbeatMs, limits, this.now()));
+    s.reply(welcomeFrame(this.serverName, this.store.epoch, this.heartbeatMs, limits, this.now()));
     this.host.sent('welcome', 1);
     // After welcome: a token that expired since it was checked still gets the first frame, then 4001.
     if (grant.expiresAt !== undefined) this.scheduleExpiry(s, grant.expiresAt);
@@ -259,8 +297,12 @@ export class Gateway {
       error(this: WebSocket, err: Error & { code?: string }): void {
         // ws closes the connection itself on a bad frame; count it with the others the server closes.
         const close = closeCodeOfWsError(err.code);
-        if (close !== undefined) gw.metrics.closes.inc({ code: String(close) });
-        gw.logger.debug({ session: sessionOf(this).id, code: err.code }, 'client connection error');
+        const s = sessionOf(this);
+        if (close !== undefined) {
+          gw.metrics.closes.inc({ code: String(close) });
+          gw.logger.info({ session: s.id, addr: s.who.addr, close, code: err.code }, 'connection closed by the WebSocket layer');
+          s.closing = true;
+        } else gw.logger.debug({ session: s.id, code: err.code }, 'client connection error');
       },
       close(this: WebSocket): void {
         gw.onClose(sessionOf(this));
@@ -288,9 +330,12 @@ export class Gateway {
   /** Closes a session with a server close code (heartbeat timeouts are cut without a handshake). */
   private closeSession(s: Session, name: CloseName): void {
     if (s.closing) return;
+    // The errors that led here go out before the close frame.
+    if (name !== 'slowConsumer' && name !== 'heartbeatTimeout') s.flushAnswers();
     s.closing = true;
     const c = CLOSE_CODES[name];
     this.metrics.closes.inc({ code: String(c.code) });
+    this.logger.info({ session: s.id, addr: s.who.addr, close: c.code, reason: c.reason }, 'closing connection');
     if (name === 'heartbeatTimeout') s.ws.terminate();
     else s.ws.close(c.code, c.reason);
   }
@@ -300,7 +345,7 @@ export class Gateway {
   private sendError(s: Session, err: WireError, id?: RequestId): void {
     this.metrics.errorsOut.inc({ code: err.code });
     this.host.sent('error', 1);
-    s.sendNow(errorFrame(err, id));
+    s.reply(errorFrame(err, id));
   }
 
   // --- timers ---------------------------------------------------------------
@@ -310,7 +355,6 @@ export class Gateway {
     for (const s of this.sessions) {
       if (s.closing) continue;
       if (now - s.lastSeen > 2 * this.heartbeatMs) {
-        this.logger.debug({ session: s.id }, 'heartbeat timeout');
         this.closeSession(s, 'heartbeatTimeout');
       } else s.ws.ping();
     }
@@ -361,6 +405,9 @@ export class Gateway {
       demand: this.opts.demand,
       symbols: this.opts.symbols,
       onDemand: this.opts.onDemand,
+      replies: new ReplyQueue(),
+      dates: { calendar: this.opts.calendar ?? new KrxCalendar(), now: this.now },
+      lookups: this.opts.lookups ?? new LookupLimits({ perMinute: this.baseLimits.getsPerMinute, clientShare: 1, shareCap: () => null, now: this.now }),
       families: this.opts.families ?? GATEWAY_DEFAULTS.families,
       logger: this.logger,
       now: this.now,

@@ -128,12 +128,12 @@ export class KeyedRateLimiter {
     private readonly maxKeys = 10_000,
   ) {}
 
-  /** Spends one request of `key` at `now` (ms); false when over the limit. */
-  take(key: string, now: number): boolean {
+  /** Spends one request of `key` at `now` (ms); false when over the limit. `perMinute` overrides the rate of a new key. */
+  take(key: string, now: number, perMinute = this.perMinute): boolean {
     let b = this.buckets.get(key);
     if (b === undefined) {
       if (this.buckets.size >= this.maxKeys) this.prune(now);
-      b = perMinuteBucket(this.perMinute, now);
+      b = perMinuteBucket(perMinute, now);
       this.buckets.set(key, b);
     }
     return b.take(now);

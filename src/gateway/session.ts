@@ -5,7 +5,7 @@ import type { CloseName } from '../protocol/errors.js';
 import { directSocket, headerLength, senderIdle, writeTextHeader } from './frame.js';
 import type { Subscriber } from './index.js';
 import { TokenBucket, WindowCounter, messageBucket, perMinuteBucket } from './limits.js';
-import { Mode, slowAction, type SlowPolicy } from './slow.js';
+import { Mode, overCap, slowAction, type SlowPolicy } from './slow.js';
 import { SmallSet } from './smallset.js';
 
 /**
@@ -67,11 +67,15 @@ export class Session implements Subscriber {
   closing = false;
   /** Closes the connection when the token expires. */
   expiryTimer: NodeJS.Timeout | undefined;
+  /** Bytes of this connection's `get` replies queued and not yet written (ReplyQueue). */
+  queuedReplyBytes = 0;
+  /** This connection's `get`s not answered yet (looked up, or queued to be written). */
+  getsInFlight = 0;
 
   private pending: Buffer[] = [];
+  private answers: string[] | undefined;
   private pendingBytes = 0;
   // Made on first use: most connections never `get`, pass the rate limit or fall behind.
-  private gets_: TokenBucket | undefined;
   private violations_: WindowCounter | undefined;
   private dirty: Set<string> | undefined;
   /** The TCP socket under `ws` when frames may be written to it directly (see frame.ts). */
@@ -94,14 +98,6 @@ export class Session implements Subscriber {
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
     this.lastSeen = now;
     this.direct = host.sendOptions.compress ? undefined : directSocket(ws);
-  }
-
-  /**
-   * `get` rate: `getsPerMinute`. Made full on first use, which is the state
-   * a bucket made at connection time would have reached by then.
-   */
-  get gets(): TokenBucket {
-    return (this.gets_ ??= perMinuteBucket(this.limits.getsPerMinute, this.host.now()));
   }
 
   /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */
@@ -130,6 +126,7 @@ export class Session implements Subscriber {
    * The hot path: no allocation besides the array slot.
    */
   push(topic: string, frame: Buffer, touched: Session[]): boolean {
+    if (this.answers !== undefined) this.flushAnswers();
     if (this.mode !== Mode.Live) {
       if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
       this.skipped += frame.length;
@@ -152,6 +149,12 @@ export class Session implements Subscriber {
     if (n === 0) return 0;
     const len = n === 1 ? list[0]!.length : this.pendingBytes + n + 1;
     let written = 0;
+    if (this.ws.readyState === OPEN && overCap(this.ws.bufferedAmount, this.skipped, len, this.host.policy)) {
+      list.length = 0;
+      this.pendingBytes = 0;
+      this.host.close(this, 'slowConsumer');
+      return 0;
+    }
     if (this.ws.readyState === OPEN) {
       const direct = this.direct !== undefined && senderIdle(this.ws);
       // Directly: header and payload in one buffer, one write. Otherwise ws frames the payload.
@@ -181,8 +184,44 @@ export class Session implements Subscriber {
    * checked at once, a behind one by the gateway's periodic check.
    */
   sendNow(payload: string | Buffer): void {
+    if (this.answers !== undefined) this.flushAnswers();
     if (!this.write(payload)) return;
     if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
+  }
+
+  /**
+   * Writes the reply to a `get` unless the connection already holds more
+   * than `replyBytes` (or would pass `closeBytes`, which closes it): resolves
+   * false when it was not written, so the caller answers with a short error.
+   */
+  sendReply(parts: readonly Buffer[]): boolean {
+    if (this.ws.readyState !== OPEN || this.closing) return false;
+    if (this.answers !== undefined) this.flushAnswers();
+    let len = 0;
+    for (const p of parts) len += p.length;
+    const buffered = this.ws.bufferedAmount;
+    if (buffered + len > this.host.policy.replyBytes && buffered > 0) return false;
+    if (overCap(buffered, this.skipped, len, this.host.policy)) {
+      this.host.close(this, 'slowConsumer');
+      return false;
+    }
+    if (this.direct !== undefined && senderIdle(this.ws)) {
+      // The parts go out as they are (a cached answer's bytes are shared by every reply), behind one header.
+      const head = Buffer.allocUnsafe(headerLength(len));
+      writeTextHeader(head, len);
+      this.direct.cork();
+      this.direct.write(head);
+      for (const p of parts) this.direct.write(p);
+      this.direct.uncork();
+    } else this.ws.send(Buffer.concat(parts, len), this.host.sendOptions);
+    this.host.wrote(len);
+    if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
+    return true;
+  }
+
+  /** Whether replies are waiting (queued or in the socket) beyond `replyBytes`: a new `get` is refused at once. */
+  get repliesBacklogged(): boolean {
+    return this.ws.bufferedAmount + this.queuedReplyBytes > this.host.policy.replyBytes;
   }
 
   /**
@@ -193,6 +232,36 @@ export class Session implements Subscriber {
     this.writeChunks(frames);
     if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
   }
+
+  /**
+   * Sends the answers to client frames (`subscribed` and its snapshots,
+   * `unsubscribed`, `pong`, `error`, …) in order. The answers to one burst of
+   * client frames (a flood refused one by one) go out together, in frames of
+   * at most `host.chunk` messages, once the burst has been read: a few writes
+   * instead of thousands. Anything else written to the connection (patches,
+   * statuses, `get` results) writes the waiting answers first, so the order
+   * of everything sent is the order it was sent in.
+   */
+  reply(frame: string): void {
+    if (this.answers === undefined) {
+      this.answers = [];
+      queueMicrotask(this.flushAnswers);
+    }
+    this.answers.push(frame);
+  }
+
+  /** `reply` of several answers, in order. */
+  replyAll(frames: readonly string[]): void {
+    for (const f of frames) this.reply(f);
+  }
+
+  /** Writes the answers waiting to go out together (before a close too, so they precede it). */
+  readonly flushAnswers = (): void => {
+    const list = this.answers;
+    this.answers = undefined;
+    if (list === undefined || list.length === 0 || this.closing) return;
+    this.sendChunks(list);
+  };
 
   /** Marks a topic for a fresh snapshot when the connection drains (behind only). */
   markDirty(topic: string): void {
@@ -222,6 +291,7 @@ export class Session implements Subscriber {
   }
 
   private drain(): void {
+    if (this.answers !== undefined) this.flushAnswers();
     const topics = this.mode === Mode.Resnapshot ? undefined : [...(this.dirty ?? [])];
     this.mode = Mode.Live;
     this.dirty = undefined;
@@ -243,12 +313,18 @@ export class Session implements Subscriber {
     }
   }
 
-  /** Writes a payload if the socket is open; false when it is not. */
+  /**
+   * Writes a payload if the socket is open; false when it is not, or when it
+   * would take the connection past `closeBytes` (it is closed with 4008).
+   */
   private write(payload: string | Buffer): boolean {
-    if (this.ws.readyState !== OPEN) return false;
-    let len: number;
+    if (this.ws.readyState !== OPEN || this.closing) return false;
+    let len = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+    if (overCap(this.ws.bufferedAmount, this.skipped, len, this.host.policy)) {
+      this.host.close(this, 'slowConsumer');
+      return false;
+    }
     if (this.direct !== undefined && senderIdle(this.ws)) {
-      len = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
       const data = Buffer.allocUnsafe(headerLength(len) + len);
       const at = writeTextHeader(data, len);
       if (typeof payload === 'string') data.write(payload, at);

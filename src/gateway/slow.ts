@@ -29,6 +29,11 @@ export interface SlowPolicy {
   readonly maxBehindMs: number;
   /** Socket bytes at or below which a behind connection has drained; default a quarter of `conflateBytes`. */
   readonly drainBytes: number;
+  /**
+   * Socket bytes above which a `get` reply is not written (the client gets a
+   * short `rate_limited` error for it instead); default 4 MiB.
+   */
+  readonly replyBytes: number;
 }
 
 /** The default thresholds. */
@@ -38,6 +43,7 @@ export const DEFAULT_SLOW_POLICY: SlowPolicy = {
   closeBytes: 16 << 20,
   maxBehindMs: 30_000,
   drainBytes: 1 << 18,
+  replyBytes: 4 << 20,
 };
 
 /** The policy from partial options: defaults filled, `drainBytes` kept below `conflateBytes`. */
@@ -49,6 +55,7 @@ export function slowPolicy(opts: Partial<SlowPolicy> = {}): SlowPolicy {
     closeBytes: opts.closeBytes ?? DEFAULT_SLOW_POLICY.closeBytes,
     maxBehindMs: opts.maxBehindMs ?? DEFAULT_SLOW_POLICY.maxBehindMs,
     drainBytes: Math.min(opts.drainBytes ?? Math.floor(conflateBytes / 4), conflateBytes),
+    replyBytes: opts.replyBytes ?? DEFAULT_SLOW_POLICY.replyBytes,
   };
 }
 
@@ -56,6 +63,16 @@ export function slowPolicy(opts: Partial<SlowPolicy> = {}): SlowPolicy {
 export const Mode = { Live: 0, Conflating: 1, Resnapshot: 2 } as const;
 /** A connection's slow-consumer mode. */
 export type Mode = (typeof Mode)[keyof typeof Mode];
+
+/**
+ * Whether writing `len` more bytes would take a connection past the close
+ * threshold (its socket's `buffered` bytes and the `skipped` updates owed
+ * count), so it is closed instead: checked before every write, so no
+ * connection ever holds more than `closeBytes`.
+ */
+export function overCap(buffered: number, skipped: number, len: number, p: SlowPolicy): boolean {
+  return buffered + skipped + len > p.closeBytes;
+}
 
 /** What the policy asks for. */
 export type SlowAction = 'none' | 'conflate' | 'resnapshot' | 'close' | 'drain';

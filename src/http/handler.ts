@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../gateway/auth.js';
 import type { GatewayStats } from '../gateway/gateway.js';
 import type { OnDemand } from '../gateway/handlers.js';
+import { LookupLimits } from '../gateway/lookups.js';
 import { KeyedRateLimiter } from '../gateway/limits.js';
 import { packageVersion } from '../gateway/options.js';
 import { clientAddress } from '../gateway/upgrade.js';
@@ -10,9 +11,13 @@ import type { Metrics } from '../metrics/metrics.js';
 import { GET_MARKETS } from '../protocol/constants.js';
 import type { SymbolInfo } from '../state/symbols.js';
 import { placeholderPage } from './page.js';
-import { answerApi, isApiPath, resolveApiRequest } from './passthrough.js';
+import { answerApi, isApiPath, resolveApiRequest, unlistedCode } from './passthrough.js';
 import { sendError, sendJson, sendText } from './respond.js';
 import { serveStatic } from './static.js';
+import { parseTarget } from './target.js';
+import { exportFeed, listRecordings } from './recordings.js';
+import { pageHeaders } from './headers.js';
+import { CORS_ROUTES, PREFLIGHT_HEADERS, corsHeaders } from './cors.js';
 
 /**
  * The HTTP side of the bridge on node:http: the demo page (or a static
@@ -25,9 +30,11 @@ export interface HttpDeps {
   /** Metrics: rendered at `/metrics`, and HTTP requests are counted into it. */
   readonly metrics: Metrics;
   /** Symbol search for `/symbols` (SymbolDirectory). */
-  readonly symbols: { search(query: string, limit?: number, market?: string): SymbolInfo[] };
+  readonly symbols: { search(query: string, limit?: number, market?: string, offset?: number): SymbolInfo[]; has(market: string, code: string): boolean };
   /** On-demand lookups for `/api/…` (OnDemandCache). */
   readonly onDemand: OnDemand;
+  /** Per-client lookup limits, shared with the gateway's `get`; default a rate of 120 a minute per client, no share cap. */
+  readonly lookups?: LookupLimits;
   /** Readiness for `/readyz`; default always ready. */
   readonly ready?: () => boolean;
   /** Body of `/status` (feeds, budget, …); gateway counts are merged in. */
@@ -40,6 +47,14 @@ export interface HttpDeps {
   readonly staticDir?: string;
   /** Passthrough requests per client (token or address) per minute; default 60. */
   readonly apiPerMinute?: number;
+  /** `/status` and `/symbols` requests per client address per minute; default 300. */
+  readonly infoPerMinute?: number;
+  /** Browser origins that may read `/api` and `/symbols` from other pages (CORS); default none. */
+  readonly allowedOrigins?: readonly string[];
+  /** The recordings directory, for `/recordings`; default none (404). */
+  readonly recordings?: string;
+  /** Serve the demo's `.map` source maps; default false. */
+  readonly sourceMaps?: boolean;
   /** Take the client address from `X-Forwarded-For`; default false. */
   readonly trustProxy?: boolean;
   /** Version shown on the placeholder page; default the package version. */
@@ -55,12 +70,19 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Default requests per client per minute of the passthrough. */
 export const DEFAULT_API_PER_MINUTE = 60;
+/** Default `/status` and `/symbols` requests per address per minute. */
+export const DEFAULT_INFO_PER_MINUTE = 300;
+
+/** Routes that answer from the bridge's own state, each request costing a little work: rate-limited per address. */
+const INFO_ROUTES: ReadonlySet<string> = new Set(['status', 'symbols']);
 
 interface Ctx {
   readonly deps: HttpDeps;
   readonly logger: Logger;
   readonly now: () => number;
   readonly limiter: KeyedRateLimiter;
+  readonly infoLimiter: KeyedRateLimiter;
+  readonly lookups: LookupLimits;
   readonly version: string;
 }
 
@@ -81,23 +103,56 @@ export function createHttpHandler(deps: HttpDeps): HttpHandler {
     logger: deps.logger ?? silentLogger(),
     now: deps.now ?? Date.now,
     limiter: new KeyedRateLimiter(deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE),
+    infoLimiter: new KeyedRateLimiter(deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE),
+    lookups: deps.lookups ?? new LookupLimits({ perMinute: 120, clientShare: 1, shareCap: () => null, now: deps.now ?? Date.now }),
     version: deps.version ?? packageVersion(),
   };
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const [name, route] = ROUTES[url.pathname] ?? (isApiPath(url.pathname) ? ['api', apiRoute] : ['page', pageRoute]);
-    res.once('finish', () => deps.metrics.httpRequests.inc({ route: name, status: String(res.statusCode) }));
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return sendError(res, 405, 'method_not_allowed', 'only GET and HEAD are served', { Allow: 'GET, HEAD' });
+    // The one place a request can fail: nothing a client sends may throw out of this listener.
+    try {
+      handle(ctx, req, res);
+    } catch (err) {
+      failed(ctx, res, err, req.url);
     }
-    Promise.resolve()
-      .then(() => route(ctx, req, res, url))
-      .catch((err: unknown) => {
-        ctx.logger.error({ err, path: url.pathname }, 'http route failed');
-        if (!res.headersSent) sendError(res, 500, 'internal', 'internal error');
-        else res.destroy();
-      });
   };
+}
+
+function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
+  const url = parseTarget(req.url);
+  if (url === undefined) {
+    res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: 'invalid', status: String(res.statusCode) }));
+    return sendError(res, 400, 'bad_request', 'the request target is not a valid path');
+  }
+  const [name, route] =
+    ROUTES[url.pathname] ??
+    (isApiPath(url.pathname)
+      ? ['api', apiRoute]
+      : url.pathname === '/recordings' || url.pathname.startsWith('/recordings/')
+        ? ['recordings', recordingsRoute]
+        : ['page', pageRoute]);
+  res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: name, status: String(res.statusCode) }));
+  const cors = CORS_ROUTES.has(name) ? corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, ctx.deps.allowedOrigins) : undefined;
+  if (cors) for (const [k, v] of Object.entries(cors)) res.setHeader(k, v);
+  if (req.method === 'OPTIONS' && cors) {
+    res.writeHead(204, { ...PREFLIGHT_HEADERS, 'Content-Length': '0' });
+    return void res.end();
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    return sendError(res, 405, 'method_not_allowed', 'only GET and HEAD are served', { Allow: 'GET, HEAD' });
+  }
+  if (INFO_ROUTES.has(name) && !ctx.infoLimiter.take(clientAddress(req, ctx.deps.trustProxy), ctx.now())) {
+    const per = ctx.deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE;
+    return sendError(res, 429, 'rate_limited', `at most ${per} requests per minute to /status and /symbols`, { 'Retry-After': '1' });
+  }
+  Promise.resolve()
+    .then(() => route(ctx, req, res, url))
+    .catch((err: unknown) => failed(ctx, res, err, url.pathname));
+}
+
+function failed(ctx: Ctx, res: ServerResponse, err: unknown, path: string | undefined): void {
+  ctx.logger.error({ err, path: path?.slice(0, 200) }, 'http route failed');
+  if (!res.headersSent) sendError(res, 500, 'internal', 'internal error');
+  else res.destroy();
 }
 
 async function statusRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -122,8 +177,14 @@ function symbolsRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse, url: U
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
     return sendError(res, 400, 'invalid_params', 'limit must be an integer from 1 to 100');
   }
+  const rawOffset = url.searchParams.get('offset');
+  const offset = rawOffset === null || rawOffset === '' ? 0 : Number(rawOffset);
+  if (!Number.isInteger(offset) || offset < 0 || offset > 100_000) {
+    return sendError(res, 400, 'invalid_params', 'offset must be an integer from 0 to 100000');
+  }
+  // No query: the market's symbols in list order (browse with limit and offset).
   const q = (url.searchParams.get('q') ?? '').slice(0, 64);
-  sendJson(res, 200, { symbols: c.deps.symbols.search(q, limit, market) });
+  sendJson(res, 200, { symbols: c.deps.symbols.search(q, limit, market, offset) });
 }
 
 async function apiRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -140,14 +201,37 @@ async function apiRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: 
   }
   const r = resolveApiRequest(url.pathname, url.searchParams);
   if (!r.ok) return sendError(res, r.status, r.code, r.message);
-  await answerApi(c.deps.onDemand, r, res, c.logger, c.now);
+  const unlisted = unlistedCode(r, c.deps.symbols);
+  if (unlisted !== undefined) return sendError(res, 400, 'invalid_code', `not listed on ${String(r.params.marketcode)}: ${unlisted.slice(0, 16)}`);
+  // One lookup bucket per client, shared with its WebSocket `get`s.
+  if (!c.lookups.admit(key)) {
+    return sendError(res, 429, 'rate_limited', `at most ${c.lookups.perMinute} lookups per minute per client`, { 'Retry-After': '1' });
+  }
+  await answerApi(c.deps.onDemand, r, res, c.logger, c.now, { spend: c.lookups.spender(key) });
+}
+
+/** `/recordings` and its exports: behind the token like `/api`, and counted in its rate. */
+async function recordingsRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const dir = c.deps.recordings;
+  if (dir === undefined) return sendError(res, 404, 'not_found', 'recordings are off (RECORD=off)');
+  let key = clientAddress(req, c.deps.trustProxy);
+  if (c.deps.auth !== undefined) {
+    const a = await c.deps.auth.authenticate(req);
+    if (!a.ok) return sendError(res, a.status, a.code, a.message);
+    if (a.clientId !== undefined) key = a.clientId;
+  }
+  if (!c.limiter.take(key, c.now())) {
+    return sendError(res, 429, 'rate_limited', `at most ${c.deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE} requests per minute`, { 'Retry-After': '1' });
+  }
+  if (url.pathname === '/recordings') return listRecordings(dir, res);
+  return exportFeed(dir, url.pathname, url.searchParams, res);
 }
 
 async function pageRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const dir = c.deps.staticDir;
-  if (dir !== undefined && (await serveStatic(dir, url.pathname, req, res))) return;
+  if (dir !== undefined && (await serveStatic(dir, url.pathname, req, res, { sourceMaps: c.deps.sourceMaps ?? false }))) return;
   if (url.pathname === '/' || url.pathname === '/index.html') {
-    return sendText(res, 200, placeholderPage(c.version), 'text/html; charset=utf-8');
+    return sendText(res, 200, placeholderPage(c.version), 'text/html; charset=utf-8', pageHeaders('placeholder'));
   }
   sendError(res, 404, 'not_found', 'not found');
 }

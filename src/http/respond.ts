@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorCode } from '../protocol/errors.js';
+import { BASE_HEADERS } from './headers.js';
 
 /**
  * Small response helpers of the HTTP routes: JSON, text and coded errors.
@@ -22,25 +23,43 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   upstream_unavailable: 502,
   not_provided_now: 400,
   not_found: 404,
+  not_recorded: 404,
   unauthorized: 401,
   internal: 500,
 };
 
 /** Sends a JSON body with `status`. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** Sends an already serialised JSON body with `status`. */
+export function sendJsonText(res: ServerResponse, status: number, text: string | Buffer, headers: Record<string, string> = {}): void {
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),
     'Cache-Control': 'no-store',
+    ...BASE_HEADERS,
     ...headers,
   });
   res.end(text);
 }
 
-/** Sends a plain-text body with `status`. */
-export function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store' });
+/** Sends a plain-text body with `status` (and `headers`, e.g. a page's security headers). */
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  contentType = 'text/plain; charset=utf-8',
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+    ...BASE_HEADERS,
+    ...headers,
+  });
   res.end(text);
 }
 

@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, join, relative, resolve, sep } from 'node:path';
+import { BASE_HEADERS, pageHeaders } from './headers.js';
 
 /**
  * Serving files from a static directory (the demo page and its assets):
@@ -68,18 +69,37 @@ async function findFile(root: string, urlPath: string): Promise<string | undefin
   }
 }
 
+/** Options of `serveStatic`. */
+export interface StaticOptions {
+  /** Serve `.map` source maps; default false (they show the whole source, and weigh more than the code). */
+  readonly sourceMaps?: boolean;
+}
+
 /**
  * Serves the file `urlPath` names under `root`; resolves false (nothing
- * sent) when there is no such file inside `root`.
+ * sent) when there is no such file inside `root`, or it is a source map
+ * and `sourceMaps` is off. HTML pages get the security headers of
+ * headers.ts (the example pages under `examples/` may run their inline
+ * script).
  */
-export async function serveStatic(root: string, urlPath: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+export async function serveStatic(
+  root: string,
+  urlPath: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: StaticOptions = {},
+): Promise<boolean> {
   const file = await findFile(root, urlPath);
   if (file === undefined) return false;
+  if (!opts.sourceMaps && extname(file).toLowerCase() === '.map') return false;
   const info = await stat(file);
+  const type = contentType(file);
+  const isExample = relative(await realpath(root), file).split(sep)[0] === 'examples';
+  const security = type.startsWith('text/html') ? pageHeaders(isExample ? 'example' : 'app') : BASE_HEADERS;
   res.writeHead(200, {
-    'Content-Type': contentType(file),
+    'Content-Type': type,
     'Content-Length': info.size,
-    'X-Content-Type-Options': 'nosniff',
+    ...security,
     'Cache-Control': 'no-cache',
     'Last-Modified': info.mtime.toUTCString(),
   });

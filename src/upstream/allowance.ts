@@ -20,6 +20,14 @@ export interface SharedCount {
    * reached (nothing added). Rejects when the count cannot be reached.
    */
   take(dayEnd: number, cap: number): Promise<number>;
+  /** Adds `delta` (may be negative) to the count of the day ending at `dayEnd`; resolves the new count. */
+  adjust(dayEnd: number, delta: number): Promise<number>;
+}
+
+/** A call counted by `OnDemandAllowance.take`, to be settled with the attempts it made. */
+export interface AllowanceTicket {
+  /** The budget day it was counted in (its end, ms epoch). */
+  readonly dayEnd: number;
 }
 
 /** Counts on-demand calls against their share of the day. */
@@ -48,16 +56,18 @@ export class OnDemandAllowance {
   }
 
   /**
-   * Counts one upstream call; rejects with `rate_limited` (with the reset
-   * time) when the day's share is spent. Before the limit is known nothing
-   * is refused.
+   * Counts one upstream call before it is made; rejects with `rate_limited`
+   * (with the reset time) when the day's share is spent. Before the limit is
+   * known nothing is refused. `settle` the ticket with the HTTP attempts the
+   * call then made, so the share counts calls actually made.
    */
-  async take(): Promise<void> {
+  async take(): Promise<AllowanceTicket> {
     this.roll();
+    const ticket = { dayEnd: this.dayEnd };
     const cap = this.cap;
     if (cap === null) {
       this.spent++;
-      return;
+      return ticket;
     }
     if (this.shared !== undefined) {
       const day = this.dayEnd;
@@ -73,11 +83,34 @@ export class OnDemandAllowance {
           throw this.refusal(cap);
         }
         this.spent = Math.max(this.spent, n);
-        return;
+        return ticket;
       }
     }
     if (this.spent >= cap) throw this.refusal(cap);
     this.spent++;
+    return ticket;
+  }
+
+  /**
+   * Corrects a taken call's count to the `attempts` it made: retries after a
+   * network error or 5xx each count, and a call refused before any request
+   * (e.g. the upstream budget known to be spent) counts nothing. A ticket of
+   * an earlier budget day changes nothing.
+   */
+  settle(ticket: AllowanceTicket, attempts: number): void {
+    const delta = attempts - 1;
+    this.roll();
+    if (delta === 0 || ticket.dayEnd !== this.dayEnd) return;
+    this.spent = Math.max(0, this.spent + delta);
+    if (this.shared !== undefined) {
+      this.shared.adjust(ticket.dayEnd, delta).then(
+        (n) => {
+          if (ticket.dayEnd === this.dayEnd) this.spent = Math.max(this.spent, n);
+        },
+        // Redis away: the local count above stands until the next take sees the shared one.
+        () => undefined,
+      );
+    }
   }
 
   private refusal(cap: number): UpstreamError {

@@ -1,5 +1,5 @@
 import { endpoint as lookup, type Endpoint } from './catalogue.js';
-import { nextKstTime } from '../poller/session.js';
+import { nextKstTime } from '../market/calendar.js';
 
 /**
  * The on-demand cache: every `get` and `/api` passthrough goes through it, so
@@ -16,27 +16,34 @@ export interface OnDemandResult {
   readonly receivedAt: number;
   /** Whether it came from the cache (or a shared in-flight call) rather than a new call. */
   readonly cached: boolean;
+  /** Rows of the answer's list dropped as unusable (0 when none, or when the answer has no list). */
+  readonly dropped?: number;
+}
+
+/** What the upstream call behind a lookup yields. */
+export interface CallResult {
+  readonly data: Record<string, unknown>;
+  readonly receivedAt: number;
+  /** Rows dropped as unusable (a partial drop; a whole one is an error). */
+  readonly dropped?: number;
 }
 
 /** The upstream call the cache wraps (the UpstreamClient's `call`). */
 export interface Caller {
-  call(id: string, params: Record<string, unknown>): Promise<{ data: Record<string, unknown>; receivedAt: number }>;
+  call(id: string, params: Record<string, unknown>, spend?: Spender): Promise<CallResult>;
 }
 
 /** A cache shared by several processes (Redis in cluster mode). */
 export interface SharedCache {
   /** A stored result, if any and not expired. */
-  get(key: string): Promise<{ data: Record<string, unknown>; receivedAt: number } | undefined>;
+  get(key: string): Promise<CallResult | undefined>;
   /** Stores a result for `ttlMs`. */
-  set(key: string, value: { data: Record<string, unknown>; receivedAt: number }, ttlMs: number): Promise<void>;
+  set(key: string, value: CallResult, ttlMs: number): Promise<void>;
   /**
    * Runs `fn` under a cross-process lock for `key`, or waits for the holder's
    * result; returns the result either way.
    */
-  singleFlight(
-    key: string,
-    fn: () => Promise<{ data: Record<string, unknown>; receivedAt: number }>,
-  ): Promise<{ data: Record<string, unknown>; receivedAt: number }>;
+  singleFlight(key: string, fn: () => Promise<CallResult>): Promise<CallResult>;
 }
 
 /** Options of `OnDemandCache`. */
@@ -54,7 +61,31 @@ export interface OnDemandCacheOptions {
   readonly onLookup?: (result: 'hit' | 'miss' | 'shared') => void;
   /** Cross-process cache, in cluster mode. */
   readonly shared?: SharedCache;
+  /** How long an answer saying the code or request is not valid is kept, ms; default 10 min. */
+  readonly negativeTtlMs?: number;
 }
+
+/** Per-lookup options of `OnDemandCache.get`. */
+export interface LookupOptions {
+  /** Told of the upstream call this lookup makes itself (none on a hit or a shared call). */
+  readonly spend?: Spender;
+}
+
+/**
+ * Who pays for an upstream call: `check()` throws to refuse it before it is
+ * made (nothing counted), `spent(n)` counts the HTTP attempts it made.
+ */
+export interface Spender {
+  check(): void;
+  spent(attempts: number): void;
+}
+
+/**
+ * Upstream error codes that say the request itself is wrong (an unknown code,
+ * no such data): the same request gets the same answer until the data
+ * changes, so the answer is cached like data (negative caching).
+ */
+export const NEGATIVE_CODES: ReadonlySet<string> = new Set(['invalid_code', 'not_found', 'bad_request']);
 
 /**
  * How long an answer of `e` stays current, from `now`: about a second for
@@ -68,6 +99,37 @@ export function ttlFor(e: Endpoint, now: number, realtimeTtlMs = 1000, maxTtlMs 
   return Math.max(realtimeTtlMs, Math.min(until, maxTtlMs));
 }
 
+const SERIALISED = new WeakMap<object, Buffer>();
+
+/**
+ * The UTF-8 bytes of `JSON.stringify(data)` of a lookup's answer, computed
+ * once per answer: a cached answer is the same object for every hit, so a
+ * whole-market list asked for a hundred times is serialised and encoded
+ * once, not a hundred times.
+ */
+export function serialisedData(data: Record<string, unknown>): Buffer {
+  let s = SERIALISED.get(data);
+  if (s === undefined) {
+    s = Buffer.from(JSON.stringify(data));
+    SERIALISED.set(data, s);
+  }
+  return s;
+}
+
+const CLOSE_BRACE = Buffer.from('}');
+
+/**
+ * A JSON object message whose last key is `key` with `data` as its value,
+ * as parts whose bytes in order are those of `JSON.stringify({...head,
+ * [key]: data})`: `head` serialised, the memoised bytes of `data`
+ * (serialisedData, shared, never copied), and the closing brace.
+ */
+export function messageWithData(head: Record<string, unknown>, key: string, data: Record<string, unknown>): Buffer[] {
+  const h = JSON.stringify(head);
+  const prefix = Buffer.from(`${h.length > 2 ? `${h.slice(0, -1)},` : '{'}${JSON.stringify(key)}:`);
+  return [prefix, serialisedData(data), CLOSE_BRACE];
+}
+
 /** A stable cache key of an endpoint and its validated parameters. */
 export function cacheKey(id: string, params: Readonly<Record<string, unknown>>): string {
   const keys = Object.keys(params).sort();
@@ -75,14 +137,16 @@ export function cacheKey(id: string, params: Readonly<Record<string, unknown>>):
 }
 
 interface Entry {
-  readonly value: { data: Record<string, unknown>; receivedAt: number };
+  readonly value?: CallResult;
+  /** A cached refusal (negative caching). */
+  readonly error?: unknown;
   readonly expires: number;
 }
 
 /** TTL cache with single-flight in front of the upstream client. */
 export class OnDemandCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<{ data: Record<string, unknown>; receivedAt: number }>>();
+  private readonly inflight = new Map<string, Promise<CallResult>>();
   private readonly now: () => number;
 
   /** A cache in front of `opts.caller`. */
@@ -93,14 +157,17 @@ export class OnDemandCache {
   /**
    * The answer of endpoint `id` for `params` (already valid for the entry's
    * schema): from the cache while current, else from one upstream call
-   * shared by every concurrent caller. Errors are not cached.
+   * shared by every concurrent caller. An answer that the request is not
+   * valid (`NEGATIVE_CODES`) is cached too, for `negativeTtlMs`; other
+   * errors are not. `opts.spend` is told of a call this lookup makes.
    */
-  async get(id: string, params: Record<string, unknown>): Promise<OnDemandResult> {
+  async get(id: string, params: Record<string, unknown>, opts: LookupOptions = {}): Promise<OnDemandResult> {
     const key = cacheKey(id, params);
     const now = this.now();
     const hit = this.entries.get(key);
     if (hit && hit.expires > now) {
       this.opts.onLookup?.('hit');
+      if (hit.value === undefined) throw hit.error;
       return { ...hit.value, cached: true };
     }
     const pending = this.inflight.get(key);
@@ -108,14 +175,21 @@ export class OnDemandCache {
       this.opts.onLookup?.('shared');
       return { ...(await pending), cached: true };
     }
+    opts.spend?.check();
     this.opts.onLookup?.('miss');
     const ttl = ttlFor(lookup(id), now, this.opts.realtimeTtlMs, this.opts.maxTtlMs);
-    const p = this.fetch(key, id, params, ttl);
+    const p = this.fetch(key, id, params, ttl, opts.spend);
     this.inflight.set(key, p);
     try {
       const value = await p;
-      this.store(key, value, ttl);
-      return { ...value, cached: false };
+      this.store(key, { value, expires: this.now() + ttl });
+      return { data: value.data, receivedAt: value.receivedAt, ...(value.dropped ? { dropped: value.dropped } : {}), cached: false };
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string' && NEGATIVE_CODES.has(code)) {
+        this.store(key, { error: err, expires: this.now() + (this.opts.negativeTtlMs ?? 10 * 60_000) });
+      }
+      throw err;
     } finally {
       this.inflight.delete(key);
     }
@@ -131,25 +205,26 @@ export class OnDemandCache {
     this.entries.clear();
   }
 
-  private async fetch(key: string, id: string, params: Record<string, unknown>, ttl: number) {
+  private async fetch(key: string, id: string, params: Record<string, unknown>, ttl: number, spend: Spender | undefined) {
     const shared = this.opts.shared;
-    if (!shared) return this.opts.caller.call(id, params);
+    if (!shared) return this.opts.caller.call(id, params, spend);
     const found = await shared.get(key).catch(() => undefined);
     if (found) return found;
     return shared.singleFlight(key, async () => {
-      const v = await this.opts.caller.call(id, params);
-      await shared.set(key, { data: v.data, receivedAt: v.receivedAt }, ttl).catch(() => undefined);
+      const v = await this.opts.caller.call(id, params, spend);
+      await shared.set(key, { data: v.data, receivedAt: v.receivedAt, ...(v.dropped ? { dropped: v.dropped } : {}) }, ttl).catch(() => undefined);
       return v;
     });
   }
 
-  private store(key: string, value: { data: Record<string, unknown>; receivedAt: number }, ttl: number): void {
+  private store(key: string, entry: Entry): void {
     const max = this.opts.maxEntries ?? 5000;
     if (this.entries.size >= max) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.delete(key);
-    this.entries.set(key, { value: { data: value.data, receivedAt: value.receivedAt }, expires: this.now() + ttl });
+    const v = entry.value;
+    this.entries.set(key, v ? { value: { data: v.data, receivedAt: v.receivedAt, ...(v.dropped ? { dropped: v.dropped } : {}) }, expires: entry.expires } : entry);
   }
 }

@@ -44,6 +44,8 @@ export interface UpstreamClientOptions {
 export interface CallOptions {
   /** Aborts the call; it then rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /** Called before each HTTP attempt (the first and every retry). */
+  readonly onAttempt?: () => void;
 }
 
 /** A successful call: the normalised body and facts about the response. */
@@ -186,7 +188,10 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
     const res = await this.#transport.request(path, {
       label: id,
       ...(opts.signal ? { signal: opts.signal } : {}),
-      onAttempt: () => void progress.attempts++,
+      onAttempt: () => {
+        progress.attempts++;
+        opts.onAttempt?.();
+      },
       onResponse: (r) => this.#observe(r.status, r.headers, progress),
       canRetry: () => !this.budget.isExhausted(this.#now()),
     });

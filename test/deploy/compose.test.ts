@@ -103,7 +103,9 @@ describe('docker-compose.yml', () => {
   it('puts nginx in front with the committed config: both replicas, WebSocket upgrade, the image’s port', () => {
     const volumes = services.proxy!.volumes as string[];
     const mount = volumes.find((v) => v.endsWith(':/etc/nginx/nginx.conf:ro'))!;
-    const conf = readFileSync(join(ROOT, mount.split(':')[0]!), 'utf8');
+    const main = readFileSync(join(ROOT, mount.split(':')[0]!), 'utf8');
+    const proxyMount = volumes.find((v) => v.endsWith(':/etc/nginx/krx-bridge-proxy.conf:ro'))!;
+    const conf = main + readFileSync(join(ROOT, proxyMount.split(':')[0]!), 'utf8');
     for (const name of bridges) expect(conf).toMatch(new RegExp(`server\\s+${name}:8080\\b`));
     expect(conf).toMatch(/proxy_http_version\s+1\.1;/);
     expect(conf).toMatch(/proxy_set_header\s+Upgrade\s+\$http_upgrade;/);

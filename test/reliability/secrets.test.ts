@@ -143,7 +143,7 @@ function expectNoKey(rec: Recorded, keys: readonly string[]): void {
   expect(rec.log.text).toMatch(/upstream call failed/);
 }
 
-const base: Partial<Config> = { PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'debug', UPSTREAM_TIMEOUT_MS: 300, IDLE_GRACE_MS: 1000 };
+const base: Partial<Config> = { STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'debug', UPSTREAM_TIMEOUT_MS: 300, IDLE_GRACE_MS: 1000 };
 const poller = { authRetryMs: 1000, maxBackoffMs: 1000 };
 
 describe('the upstream API key never leaves the bridge', () => {

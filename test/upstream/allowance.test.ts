@@ -12,7 +12,7 @@ describe('OnDemandAllowance', () => {
     await expect(a.take()).rejects.toMatchObject({ code: 'rate_limited', resetAt: budget.resetAt });
     now = budget.resetAt! + 1;
     budget.resetAt = nextReset(now);
-    await expect(a.take()).resolves.toBeUndefined();
+    await expect(a.take()).resolves.toEqual({ dayEnd: nextReset(now) });
     expect(a.used).toBe(1);
   });
 
@@ -35,6 +35,7 @@ describe('OnDemandAllowance', () => {
         if (count >= cap) return -1;
         return ++count;
       },
+      adjust: async (_dayEnd, delta) => (count = Math.max(0, count + delta)),
     };
     const a = new OnDemandAllowance(budget, 0.01, () => now, shared);
     // Another process spent 7 of the 10.
@@ -51,5 +52,34 @@ describe('OnDemandAllowance', () => {
     count = 10;
     await expect(a.take()).rejects.toMatchObject({ code: 'rate_limited' });
     expect(count).toBe(10);
+  });
+
+  it('counts the attempts a call made: retries add, a call refused before any request gives its count back', async () => {
+    const now = Date.parse('2026-11-20T05:00:00Z');
+    const a = new OnDemandAllowance({ limit: 1000, resetAt: nextReset(now) }, 0.01, () => now);
+    a.settle(await a.take(), 3);
+    expect(a.used).toBe(3);
+    a.settle(await a.take(), 0);
+    expect(a.used).toBe(3);
+    a.settle(await a.take(), 1);
+    expect(a.used).toBe(4);
+  });
+
+  it('settles a shared count in Redis too, and ignores a ticket of an earlier day', async () => {
+    let now = Date.parse('2026-11-20T05:00:00Z');
+    let count = 0;
+    const shared: SharedCount = {
+      take: async () => ++count,
+      adjust: async (_d, delta) => (count += delta),
+    };
+    const a = new OnDemandAllowance({ limit: 1000, resetAt: nextReset(now) }, 0.01, () => now, shared);
+    a.settle(await a.take(), 3);
+    await new Promise((r) => setImmediate(r));
+    expect(count).toBe(3);
+    const t = await a.take();
+    now = nextReset(now) + 1;
+    a.settle(t, 0);
+    await new Promise((r) => setImmediate(r));
+    expect(count).toBe(4);
   });
 });

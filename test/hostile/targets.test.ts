@@ -1,0 +1,82 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTarget } from '../../src/http/target.js';
+import { startCli, type CliBridge } from '../bridge/cli.js';
+import { rawRequest, requestLine } from './raw.js';
+
+/**
+ * Request targets no URL parser should be trusted with, sent over raw TCP to
+ * the bridge as its CLI runs it: each gets a 4xx and the process stays up.
+ * (Before the fix, `GET //[` ended the process with an uncaught TypeError.)
+ */
+
+describe('parseTarget', () => {
+  it.each([
+    ['/status', '/status', ''],
+    ['/api/v2/x?a=1', '/api/v2/x', '?a=1'],
+    ['//status', '//status', ''],
+    ['http://example.com/healthz?x=1', '/healthz', '?x=1'],
+  ])('reads %s', (target, pathname, search) => {
+    const u = parseTarget(target);
+    expect(u?.pathname).toBe(pathname);
+    expect(u?.search).toBe(search);
+  });
+
+  it.each(['', '*', 'http://a:99999/', 'example.com:443', 'ftp://x/', 'http://[/', '//[', '//%/', '/a%zz', '/%ff', '/x?q=%', '/%00', '/.\\', '/..\\secret'])('refuses %j', (target) => {
+    expect(parseTarget(target)).toBeUndefined();
+  });
+});
+
+describe('malformed request targets against the running bridge', () => {
+  let b: CliBridge;
+  beforeAll(async () => {
+    b = await startCli();
+  }, 90_000);
+  afterAll(() => b?.kill());
+
+  const alive = async (): Promise<void> => {
+    const r = await rawRequest(b.port, requestLine('/healthz'));
+    expect(r.status).toBe(200);
+    expect(b.exited()).toBeUndefined();
+  };
+
+  it.each(['//[', '//%/', 'http://a:99999/'])('answers GET %s with 400 and keeps serving', async (target) => {
+    const r = await rawRequest(b.port, requestLine(target));
+    expect(r.status).toBe(400);
+    expect(r.text).toContain('"code":"bad_request"');
+    // The crash came about 2 s after the request: wait past that, then check the process.
+    await new Promise((res) => setTimeout(res, 2500));
+    await alive();
+  }, 15_000);
+
+  it('answers every generated malformed target with a 4xx and stays up', async () => {
+    const poison = fc.constantFrom('[', '%', '%zz', '%G0', ':99999', '//[', '[::', '\\', '%00', '%ff%fe');
+    const middle = fc.string({ unit: fc.constantFrom(...'[]%:@/\\^|{}"<>~!$&\'()*+,;=.-_'.split(''), 'a', '0', '%2', '%E'), maxLength: 24 });
+    const prefix = fc.constantFrom('', '/', '//', '///', 'http://', 'https://', 'http://a:99999', 'http://[', '*', 'x:', '/..', '/%');
+    const method = fc.constantFrom('GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE');
+    const seen = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(method, prefix, middle, poison, async (m, p, mid, x) => {
+        const r = await rawRequest(b.port, requestLine(p + mid + x, m));
+        seen.set(r.status, (seen.get(r.status) ?? 0) + 1);
+        return r.status >= 400 && r.status < 500;
+      }),
+      { numRuns: 400 },
+    );
+    // Raw bytes the HTTP parser refuses before any route: control characters, bad versions, huge headers.
+    for (const raw of [
+      'GET /\u0000 HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET / HTTP/9.9\r\nHost: x\r\n\r\n',
+      'GET\r\n\r\n',
+      `GET / HTTP/1.1\r\nHost: x\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`,
+      'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
+      'GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    ]) {
+      const r = await rawRequest(b.port, raw);
+      expect(r.status, JSON.stringify(raw.slice(0, 40))).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+    }
+    await alive();
+    expect(b.output()).not.toMatch(/uncaught exception|unhandled promise rejection/);
+  }, 90_000);
+});

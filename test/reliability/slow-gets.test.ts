@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import type { Session } from '../../src/gateway/session.js';
+import { sleep, startBridge, type TestBridge } from '../bridge/helpers.js';
+import { metric } from './helpers.js';
+
+/**
+ * Clients that flood `get lists` (the whole KOSPI symbol list, about 370 KB
+ * a reply) and never read. Before, every reply was serialised anew and
+ * written whatever the connection held: 60 such clients took the process
+ * from 130 MB to 1.7 GB and /healthz stopped answering for seconds. Now no
+ * connection holds more than SLOW_REPLY_BYTES of replies (plus the one that
+ * crossed it), never more than SLOW_CLOSE_BYTES in all, and the process
+ * keeps answering. The per-client lookup rate is raised out of the way, as
+ * an attacker with many addresses would have it. The clients run in a
+ * process of their own, as an attacker's would, so what is measured here
+ * is the bridge's event loop alone.
+ */
+
+const CLIENTS = 60;
+const GETS = 100;
+const REPLY_BYTES = 4 << 20;
+
+describe('clients that flood get and never read', () => {
+  let tb: TestBridge;
+  let flooder: ChildProcess | undefined;
+  beforeAll(async () => {
+    tb = await startBridge({ GETS_PER_MINUTE: 100_000, MAX_MESSAGES_PER_SECOND: 100, SLOW_REPLY_BYTES: REPLY_BYTES });
+    for (let i = 0; i < 200 && !tb.bridge.symbols.loaded('kospi'); i++) await sleep(50);
+  });
+  afterAll(async () => {
+    flooder?.kill('SIGKILL');
+    await tb?.bridge.stop();
+  });
+
+  it('hold at most their reply cap each, and /healthz answers within 100 ms throughout', async () => {
+    const listBytes = (await (await request(`${tb.url}/api/v2/market/stocks/kospi/lists`)).body.text()).length;
+    expect(listBytes).toBeGreaterThan(100_000);
+    const script = fileURLToPath(new URL('./flooder.mjs', import.meta.url));
+    const f = spawn(process.execPath, [script, tb.wsUrl, String(CLIENTS), String(GETS), 'lists', 'kospi'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    flooder = f;
+    let out = '';
+    f.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    for (let i = 0; i < 200 && !out.includes('ready'); i++) await sleep(50);
+    expect(out).toContain('ready');
+    await expect.poll(() => tb.bridge.gateway!.clientCount).toBe(CLIENTS);
+    const sessions = (tb.bridge.gateway as unknown as { sessions: Set<Session> }).sessions;
+    let maxHeld = 0;
+    const health: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const s of sessions) maxHeld = Math.max(maxHeld, s.ws.bufferedAmount);
+        const t0 = performance.now();
+        const r = await request(`${tb.url}/healthz`);
+        await r.body.dump();
+        health.push(performance.now() - t0);
+        await sleep(20);
+      }
+    })();
+    f.stdin!.write('go\n');
+    // Until every request has been answered one way or another (a reply, a refusal, or the close).
+    const answered = async () =>
+      (await metric(tb.bridge.metrics, 'krx_messages_out_total', { type: 'result' })) +
+      (await metric(tb.bridge.metrics, 'krx_errors_out_total', { code: 'rate_limited' }));
+    await expect.poll(answered, { timeout: 30_000, interval: 200 }).toBeGreaterThanOrEqual(CLIENTS * GETS * 0.9);
+    await sleep(300);
+    sampling = false;
+    await sampler;
+    const results = await metric(tb.bridge.metrics, 'krx_messages_out_total', { type: 'result' });
+    console.log(JSON.stringify({ listBytes, results, maxHeldMB: +(maxHeld / 2 ** 20).toFixed(2), healthMaxMs: Math.round(Math.max(...health)), samples: health.length }));
+    // Each connection got replies until its socket (the kernel's buffer, then the cap) was full, and a coded refusal for each of the rest.
+    expect(results).toBeLessThan((CLIENTS * GETS) / 2);
+    expect(maxHeld).toBeLessThanOrEqual(REPLY_BYTES + listBytes);
+    expect(health.length).toBeGreaterThan(5);
+    expect(Math.max(...health)).toBeLessThan(100);
+    expect(tb.bridge.gateway!.clientCount).toBe(CLIENTS);
+  }, 60_000);
+});
