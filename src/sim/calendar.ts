@@ -1,3 +1,5 @@
+import { KrxCalendar } from '../market/calendar.js';
+
 /**
  * Dates and the KRX trading calendar. Pure functions over `YYYYMMDD`
  * strings and KST wall times; no time zone library: KST is UTC+9 all year.
@@ -14,12 +16,11 @@ export interface KstTime {
   readonly secs: number;
 }
 
-/** Fixed-date holidays of the Korean exchange (MMDD); lunar holidays are not modelled. */
-const KR_FIXED_HOLIDAYS = ['0101', '0301', '0505', '0606', '0815', '1003', '1009', '1225', '1231'];
+/** The one KRX calendar (src/market): the simulator trades on the days the bridge expects. */
+const KRX = new KrxCalendar();
 
-/** Fixed-date public holidays by country code (MMDD), for the holiday service. */
+/** Fixed-date public holidays of other countries (MMDD), for the holiday service; Korea's come from the KRX calendar. */
 export const NATION_HOLIDAYS: Readonly<Record<string, readonly string[]>> = {
-  KR: KR_FIXED_HOLIDAYS,
   US: ['0101', '0619', '0704', '1225'],
   DE: ['0101', '0501', '1003', '1224', '1225', '1226', '1231'],
   GB: ['0101', '1225', '1226'],
@@ -76,15 +77,18 @@ export function weekday(date: string): number {
   return new Date(dateToUtcMs(date)).getUTCDay();
 }
 
-/** True on a fixed-date holiday of the given country. */
+/** True on a holiday of the given country: for Korea, a weekday the exchange is closed (public holiday, year-end closure). */
 export function isHoliday(date: string, nation = 'KR'): boolean {
+  if (nation === 'KR') {
+    const c = KRX.closure(date);
+    return c !== undefined && c !== 'weekend';
+  }
   return (NATION_HOLIDAYS[nation] ?? []).includes(date.slice(4));
 }
 
-/** True when the Korean exchange trades on `date` (a weekday that is not a holiday). */
+/** True when the Korean exchange trades on `date`, on the KRX calendar. */
 export function isTradingDay(date: string): boolean {
-  const w = weekday(date);
-  return w !== 0 && w !== 6 && !isHoliday(date, 'KR');
+  return KRX.isTradingDay(date);
 }
 
 /** The last trading day strictly before `date`. */

@@ -169,9 +169,10 @@ describe('market', () => {
   it('chains the previous close into base prices and history', () => {
     const m = new Market(2, START);
     const issue = m.universe.byCode.get('005930')!;
-    const prev = m.issueDay(issue, '20250603');
+    // 2025-06-03 was the presidential election, a holiday: the trading day before June 4 is June 2.
+    const prev = m.issueDay(issue, '20250602');
     expect(m.params[issue.idx]!.base).toBe(prev.close);
-    expect(m.issueDay(issue, '20250602').close).toBe(prev.prevClose);
+    expect(m.issueDay(issue, '20250530').close).toBe(prev.prevClose);
   });
 
   it('rolls the day at 08:30 and carries the live close into the next base price', () => {

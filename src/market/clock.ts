@@ -1,0 +1,28 @@
+import type { Phase, Sessions } from './session.js';
+
+/**
+ * The bridge's view of the market clock: `kst` follows the KRX schedule on
+ * the KRX calendar; `always` treats the market as open at every hour (the
+ * built-in simulator's `open` clock, and tests).
+ */
+export interface MarketClock {
+  /** Current time, ms epoch. */
+  now(): number;
+  /** The phase now. */
+  session(): Phase;
+  /** When the current trading day's sessions end, ms epoch; undefined when closed. */
+  windowEnd(): number | undefined;
+  /** When the market next leaves `closed` (ms epoch); undefined for an always-open clock. */
+  opensAt(): number | undefined;
+}
+
+/** A market clock on `sessions` (mode `kst`), or always open. */
+export function marketClock(mode: 'kst' | 'always', sessions: Sessions, now: () => number = Date.now): MarketClock {
+  if (mode === 'always') return { now, session: () => 'regular', windowEnd: () => undefined, opensAt: () => undefined };
+  return {
+    now,
+    session: () => sessions.phase(now()),
+    windowEnd: () => (sessions.phase(now()) === 'closed' ? undefined : sessions.dayEnd(now())),
+    opensAt: () => sessions.opensAt(now()),
+  };
+}
