@@ -17,6 +17,10 @@ export interface FeedStatus {
   readonly reason?: string;
   /** When the state was entered (ms epoch). */
   readonly ts: number;
+  /** While `closed`: when the market next opens (ms epoch). */
+  readonly opensAt?: number;
+  /** While `closed`: when the feed's data was last refreshed from the upstream (ms epoch), if it holds any. */
+  readonly asOf?: number;
 }
 
 /** Events a bus delivers to its subscribers. */

@@ -23,6 +23,8 @@ export interface AppElements {
   readonly chart: HTMLElement;
   readonly pill: HTMLElement;
   readonly status: HTMLElement;
+  /** The market marker (closed, and when it opens). */
+  readonly market?: HTMLElement;
   readonly search: HTMLInputElement;
   readonly matches: HTMLElement;
   readonly marketButtons: readonly HTMLButtonElement[];
@@ -64,7 +66,7 @@ export class DemoApp {
     this.board = new Board(els.board, { select: (c) => this.select(c), remove: (c) => this.remove(c) });
     this.book = new OrderBook(els.book);
     this.chart = new IntradayChart(els.chart, (code) => this.intraday(code));
-    this.health = new StatusPanel({ pill: els.pill, panel: els.status });
+    this.health = new StatusPanel({ pill: els.pill, panel: els.status, ...(els.market ? { market: els.market } : {}) });
     new SymbolSearch({ input: els.search, list: els.matches, find: (q) => deps.names.search(this.market, q), pick: (m) => this.add(m) });
     for (const b of els.marketButtons) b.addEventListener('click', () => this.switchMarket(b.value as Market));
     client.on('price', (code, row, change) => {

@@ -122,6 +122,30 @@ export function kstDate(epochMs: number): string {
 
 /** The KST wall-clock time of an epoch time in ms, `HH:MM`. */
 export function kstClock(epochMs: number): string {
+  return kstClockOnly(epochMs);
+}
+
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+
+/** The KST weekday and time of a moment, e.g. `Mon 08:30`. */
+export function kstWeekdayTime(epochMs: number): string {
+  const d = new Date(epochMs + 9 * 3600_000);
+  return `${WEEKDAYS[d.getUTCDay()]} ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+}
+
+/**
+ * What the market marker says of the feeds' states: `Closed · opens Mon 08:30`
+ * (with `· as of Fri 18:00` when the data's time is known) when every feed
+ * shown is closed, undefined otherwise.
+ */
+export function marketMarker(feeds: readonly { state: string; opensAt?: number | undefined; asOf?: number | undefined }[]): string | undefined {
+  if (feeds.length === 0 || feeds.some((f) => f.state !== 'closed')) return undefined;
+  const opens = Math.min(...feeds.map((f) => f.opensAt ?? Infinity));
+  const asOf = Math.max(...feeds.map((f) => f.asOf ?? 0));
+  return `Closed${Number.isFinite(opens) ? ` · opens ${kstWeekdayTime(opens)}` : ''}${asOf > 0 ? ` · as of ${kstWeekdayTime(asOf)}` : ''}`;
+}
+
+function kstClockOnly(epochMs: number): string {
   const secs = Math.floor(((epochMs / 1000 + 9 * 3600) % 86_400 + 86_400) % 86_400);
   return clock(secs);
 }

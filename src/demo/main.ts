@@ -43,6 +43,7 @@ function main(): void {
       book: byId('book'),
       chart: byId('chart'),
       pill: byId('conn'),
+      market: byId('market'),
       status: byId('health'),
       search: byId<HTMLInputElement>('search'),
       matches: byId('matches'),

@@ -1,6 +1,6 @@
 import type { ConnectionState, StatusMsg } from '../client/index.js';
 import { el, setOneOf, setText } from './dom.js';
-import { fmtDuration, fmtInt, kstClock } from './format.js';
+import { fmtDuration, fmtInt, kstClock, marketMarker } from './format.js';
 
 /**
  * The health panel: the WebSocket connection (SDK `state` events and ping
@@ -20,6 +20,8 @@ export interface ServerStatus {
     readonly reason?: string;
     readonly ts?: number;
     readonly calls?: number;
+    readonly opensAt?: number;
+    readonly asOf?: number;
   }[];
   readonly upstream?: { readonly simulated?: boolean; readonly calls?: number };
   readonly clients?: number;
@@ -55,7 +57,7 @@ export function budgetSummary(samples: readonly BudgetSample[], limit: number | 
 
 const STATES = ['live', 'stale', 'closed', 'rate_limited', 'error', 'degraded', 'idle'] as const;
 const CONN = ['connecting', 'open', 'reconnecting', 'closed'] as const;
-const CONN_LABEL: Readonly<Record<ConnectionState, string>> = { connecting: 'Connecting', open: 'Live', reconnecting: 'Reconnecting', closed: 'Closed' };
+const CONN_LABEL: Readonly<Record<ConnectionState, string>> = { connecting: 'Connecting', open: 'Connected', reconnecting: 'Reconnecting', closed: 'Closed' };
 const SAMPLE_WINDOW_MS = 60_000;
 
 interface FeedView {
@@ -64,6 +66,8 @@ interface FeedView {
   reason: string | undefined;
   ts: number;
   calls: number | undefined;
+  opensAt?: number | undefined;
+  asOf?: number | undefined;
 }
 
 /** Elements the panel writes to. */
@@ -72,6 +76,8 @@ export interface StatusElements {
   readonly pill: HTMLElement;
   /** The panel body. */
   readonly panel: HTMLElement;
+  /** The header's market marker (`Closed · opens Mon 08:30`), shown while every feed is closed. */
+  readonly market?: HTMLElement;
 }
 
 /** The health panel. */
@@ -137,14 +143,14 @@ export class StatusPanel {
 
   /** Takes a feed status from the SDK. */
   feed(s: StatusMsg): void {
-    this.mergeFeed(s.channel, s.market, { state: s.state, intervalMs: s.intervalMs, reason: s.reason, ts: s.ts, calls: undefined });
+    this.mergeFeed(s.channel, s.market, { state: s.state, intervalMs: s.intervalMs, reason: s.reason, ts: s.ts, calls: undefined, opensAt: s.opensAt, asOf: s.asOf });
     this.renderFeeds();
   }
 
   /** Takes a `/status` body: budget, feeds, upstream. */
   server(s: ServerStatus): void {
     for (const f of s.feeds ?? []) {
-      this.mergeFeed(f.channel, f.market, { state: f.state, intervalMs: f.intervalMs, reason: f.reason, ts: f.ts ?? 0, calls: f.calls });
+      this.mergeFeed(f.channel, f.market, { state: f.state, intervalMs: f.intervalMs, reason: f.reason, ts: f.ts ?? 0, calls: f.calls, opensAt: f.opensAt, asOf: f.asOf });
     }
     this.renderFeeds();
     const up = s.upstream;
@@ -165,6 +171,7 @@ export class StatusPanel {
   private renderFeeds(): void {
     // Idle feeds (nobody subscribes, nothing is polled) would only crowd the panel.
     const shown = [...this.feeds].filter(([, f]) => f.state !== 'idle');
+    this.renderMarket(shown.map(([, f]) => f));
     if (shown.length === 0) {
       setText(this.interval, '–');
       this.feedList.replaceChildren(el('li', { class: 'muted' }, 'none polled'));
@@ -184,6 +191,14 @@ export class StatusPanel {
       );
     });
     this.feedList.replaceChildren(...items);
+  }
+
+  private renderMarket(feeds: readonly FeedView[]): void {
+    const m = this.els.market;
+    if (m === undefined) return;
+    const text = marketMarker(feeds);
+    m.hidden = text === undefined;
+    setText(m.querySelector('.pill-text') ?? m, text ?? '');
   }
 
   private renderBudget(b: ServerStatus['budget']): void {

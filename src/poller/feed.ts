@@ -5,7 +5,7 @@ import type { StateStore } from '../state/store.js';
 import type { Row } from '../upstream/normalise.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { DemandView } from './demand.js';
-import type { MarketClock } from './session.js';
+import type { MarketClock } from '../market/clock.js';
 import { isListChannel, planCycle, type Family, type PlannedCall } from './feeds.js';
 
 /**
@@ -48,6 +48,8 @@ export interface FeedContext {
   readonly baseMs: number;
   readonly idleGraceMs: number;
   readonly closedCheckMs: number;
+  /** When a feed's data was last refreshed before this process started (the state files), if known. */
+  readonly lastRefresh?: (channel: Channel, market: Market) => number | undefined;
   readonly authRetryMs: number;
   readonly maxBackoffMs: number;
 }
@@ -74,6 +76,12 @@ export class Feed {
   calls = 0;
   /** Poll cycles this feed started (cycles that called the upstream). */
   cycles = 0;
+  /**
+   * While the market is closed: the codes (`*` for the whole market) whose
+   * last state this feed already tried to fetch, so each is fetched at most
+   * once until the session opens. Undefined while the market is open.
+   */
+  private closedFetched: Set<string> | undefined;
   /** When the current state (with its reason and interval) was entered, ms epoch; 0 before the first. */
   private stateTs = 0;
   private failures = 0;
@@ -83,6 +91,8 @@ export class Feed {
   private running = false;
   private stopped = true;
   private idleSince: number | undefined;
+  /** When the market opens, as of entering `closed`. */
+  private opensAt: number | undefined;
 
   /** A stopped feed of `channel` on `market`, polling the `family` endpoints. */
   constructor(
@@ -90,7 +100,9 @@ export class Feed {
     readonly market: Market,
     readonly family: Family,
     private readonly ctx: FeedContext,
-  ) {}
+  ) {
+    this.lastOkTs = ctx.lastRefresh?.(channel, market);
+  }
 
   /** `channel.market`. */
   get key(): string {
@@ -123,7 +135,8 @@ export class Feed {
     this.stopped = false;
     if (this.running) return;
     const now = this.ctx.clock.now();
-    const earliest = this.state === 'live' || this.state === 'idle' ? this.lastStart + this.ctx.baseMs : this.nextAt;
+    // A closed feed looks at once: a new subscriber may want a row it does not hold (a closed cycle calls only then).
+    const earliest = this.state === 'live' || this.state === 'idle' || this.state === 'closed' ? this.lastStart + this.ctx.baseMs : this.nextAt;
     this.schedule(Math.max(0, earliest - now));
   }
 
@@ -136,6 +149,8 @@ export class Feed {
 
   /** The feed's status as published; `ts` is when its state was entered (not when it is asked). */
   status(): FeedStatus {
+    const closed = this.state === 'closed';
+    const opensAt = closed ? this.opensAt : undefined;
     return {
       channel: this.channel,
       market: this.market,
@@ -143,6 +158,8 @@ export class Feed {
       intervalMs: this.intervalMs,
       ...(this.reason ? { reason: this.reason } : {}),
       ts: this.stateTs || this.ctx.clock.now(),
+      ...(opensAt !== undefined ? { opensAt } : {}),
+      ...(closed && this.lastOkTs !== undefined ? { asOf: this.lastOkTs } : {}),
     };
   }
 
@@ -186,10 +203,8 @@ export class Feed {
     }
     this.idleSince = undefined;
     if (!ctx.mayPoll()) return ctx.baseMs;
-    if (ctx.clock.session() === 'closed') {
-      this.setState('closed', 'market closed', 0);
-      return ctx.closedCheckMs;
-    }
+    if (ctx.clock.session() === 'closed') return this.closedStep(calls, now);
+    this.closedFetched = undefined;
     if (ctx.budget.isExhausted(now)) return this.rateLimited(ctx.budget.resetAt);
     const interval = Math.min(MAX_INTERVAL_MS, ctx.intervalFor(this));
     this.lastStart = now;
@@ -197,6 +212,67 @@ export class Feed {
     const results = await Promise.allSettled(calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
     this.calls += calls.length;
     return this.settle(calls, results, now, interval);
+  }
+
+  /**
+   * A cycle while the market is closed: the feed holds its last state and
+   * says `closed`. What it holds no row for, it fetches once (the upstream
+   * still answers the day's last state on its snapshot endpoints), and then
+   * makes no call until the session opens.
+   */
+  private async closedStep(calls: PlannedCall[], now: number): Promise<number> {
+    const { ctx } = this;
+    const missing = this.missingCodes();
+    let failure: string | undefined;
+    if (missing.length > 0 && !ctx.budget.isExhausted(now)) {
+      const fetched = (this.closedFetched ??= new Set());
+      for (const c of missing) fetched.add(c);
+      this.lastStart = now;
+      this.cycles++;
+      const results = await Promise.allSettled(calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
+      this.calls += calls.length;
+      failure = this.settleClosed(calls, results);
+    }
+    const held = this.holdsRows();
+    const reason = held ? 'market closed' : `market closed; no data to show until the session opens${failure ? ` (${failure})` : ''}`;
+    this.setState('closed', reason, 0);
+    const opensAt = ctx.clock.opensAt();
+    return opensAt === undefined ? ctx.closedCheckMs : Math.max(0, Math.min(ctx.closedCheckMs, opensAt - ctx.clock.now()));
+  }
+
+  /** Applies what a closed-market fetch got (its rows are the last state, published as usual); returns the first failure's code. */
+  private settleClosed(calls: PlannedCall[], results: PromiseSettledResult<Awaited<ReturnType<FeedCaller['call']>>>[]): string | undefined {
+    let failure: string | undefined;
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!;
+      if (r.status === 'rejected') {
+        const code = (r.reason as ErrorLike | undefined)?.code;
+        failure ??= typeof code === 'string' ? code : 'network';
+        continue;
+      }
+      const rows = this.rowsOf(r.value, calls[i]!);
+      if (rows.length === 0) continue;
+      this.lastOkTs = r.value.receivedAt;
+      this.publish(rows, r.value.receivedAt);
+    }
+    return failure;
+  }
+
+  /** The wanted codes (`*` for the whole market) this feed holds no row for and has not fetched since the close. */
+  private missingCodes(): string[] {
+    const w = this.wanted();
+    const done = this.closedFetched;
+    const out: string[] = [];
+    if (w.wildcard && !this.holdsRows() && !done?.has('*')) out.push('*');
+    for (const code of w.codes) {
+      if (this.ctx.store.entry(this.channel, this.market, code) === undefined && !done?.has(code)) out.push(code);
+    }
+    return out;
+  }
+
+  /** Whether the store holds any row of this feed. */
+  private holdsRows(): boolean {
+    return !this.ctx.store.entries(this.channel, this.market).next().done;
   }
 
   private settle(
@@ -304,6 +380,7 @@ export class Feed {
     this.reason = reason;
     this.intervalMs = intervalMs;
     this.stateTs = this.ctx.clock.now();
+    this.opensAt = state === 'closed' ? this.ctx.clock.opensAt() : undefined;
     this.ctx.bus.publishStatus(this.status());
   }
 }

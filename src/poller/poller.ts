@@ -4,7 +4,7 @@ import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/consta
 import type { StateStore } from '../state/store.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { DemandView } from './demand.js';
-import type { MarketClock } from './session.js';
+import type { MarketClock } from '../market/clock.js';
 import { CHANNEL_WEIGHTS, DEFAULT_FAMILIES, callsPerCycle, type Families } from './feeds.js';
 import { planIntervals } from './pacer.js';
 import { Feed, type BudgetView, type FeedCaller } from './feed.js';
@@ -43,6 +43,8 @@ export interface PollerOptions {
   readonly random?: () => number;
   /** Whether this process may poll now (cluster leadership); default always. */
   readonly mayPoll?: () => boolean;
+  /** When a feed's data was last refreshed before this process started (the state files). */
+  readonly lastRefresh?: (channel: Channel, market: Market) => number | undefined;
 }
 
 /** The set of feeds and their shared pacing. */
@@ -122,6 +124,7 @@ export class Poller {
       baseMs: this.baseMs,
       idleGraceMs: o.idleGraceMs ?? 5000,
       closedCheckMs: o.closedCheckMs ?? 30_000,
+      ...(o.lastRefresh ? { lastRefresh: o.lastRefresh } : {}),
       authRetryMs: o.authRetryMs ?? 60_000,
       maxBackoffMs: o.maxBackoffMs ?? 30_000,
     };

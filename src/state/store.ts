@@ -5,7 +5,7 @@ import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
 import { rowChecksum, shapedChecksum } from '../protocol/crc32.js';
 import { Change, type ChangeEvent } from './change.js';
-import { applyOps, diffRows } from './diff.js';
+import { applyOps, diffRows } from '../protocol/patch.js';
 import { flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
 import { Layouts, diffLaid, laidOpsJson, type RowLayout } from './layout.js';
 import { ReplayRing } from './ring.js';

@@ -22,11 +22,12 @@ let bridge: Bridge;
 let url: string;
 let browser: Browser;
 let page: Page;
-/** Uncaught exceptions and failed requests of the pages under test. */
+/** Uncaught exceptions, console errors (a Content-Security-Policy violation is one) and failed requests of the pages under test. */
 const pageErrors: string[] = [];
 
 function watch(p: Page): Page {
   p.on('pageerror', (e) => pageErrors.push(e.message));
+  p.on('console', (m) => m.type() === 'error' && pageErrors.push(`console: ${m.text()}`));
   p.on('response', (r) => r.status() >= 400 && pageErrors.push(`${r.status()} ${r.url()}`));
   return p;
 }
@@ -34,7 +35,7 @@ function watch(p: Page): Page {
 beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-'));
   built = await buildDemo({ outDir, sourcemap: false });
-  bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000 }), { staticDir: outDir });
+  bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off' }), { staticDir: outDir });
   url = (await bridge.start()).url;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -142,7 +143,7 @@ describe('the demo page', () => {
 
   it('shows the connection, the feeds and the call budget', async () => {
     await page.waitForSelector('#conn[data-state="open"]');
-    expect(await page.textContent('#conn')).toContain('Live');
+    expect(await page.textContent('#conn')).toContain('Connected');
     await page.waitForSelector('#health li[data-feed="price.kospi"][data-state="live"]', { timeout: 10_000 });
     await page.waitForSelector('#health li[data-feed="book.kospi"][data-state="live"]', { timeout: 10_000 });
     expect(await page.textContent('#health li[data-feed="price.kospi"] .feed-interval')).toMatch(/^\d+(\.\d)? (s|ms)$/);

@@ -141,7 +141,7 @@ describe('the order-book ladder', () => {
   }
 
   it('lists ten levels a side, best first, and the largest quantity', () => {
-    const l = ladder(row as BookRow);
+    const l = ladder(row as unknown as BookRow);
     expect(l.asks).toHaveLength(10);
     expect(l.bids).toHaveLength(10);
     expect(l.asks[0]).toEqual({ price: 85_400, qty: 10 });
@@ -243,5 +243,18 @@ describe('search ranking', () => {
     expect(rankMatches('2475', found)[0]!.code).toBe('247540');
     expect(rankMatches('086520', [...found].reverse())[0]!.code).toBe('086520');
     expect(rankMatches('에코', found, 2)).toHaveLength(2);
+  });
+});
+
+describe('marketMarker', () => {
+  it('says closed and when the market opens only when every feed is closed', async () => {
+    const { marketMarker, kstWeekdayTime } = await import('../../src/demo/format.js');
+    const mon = Date.parse('2026-11-30T08:30:00+09:00');
+    const sat = Date.parse('2026-11-28T12:00:00+09:00');
+    expect(kstWeekdayTime(mon)).toBe('Mon 08:30');
+    expect(marketMarker([{ state: 'closed', opensAt: mon, asOf: sat }, { state: 'closed', opensAt: mon }])).toBe('Closed · opens Mon 08:30 · as of Sat 12:00');
+    expect(marketMarker([{ state: 'closed', opensAt: mon }, { state: 'live' }])).toBeUndefined();
+    expect(marketMarker([])).toBeUndefined();
+    expect(marketMarker([{ state: 'closed' }])).toBe('Closed');
   });
 });

@@ -1,11 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Poller } from '../../src/poller/poller.js';
 import { Demand } from '../../src/poller/demand.js';
-import { marketClock, type MarketClock } from '../../src/poller/session.js';
+import { marketClock, type MarketClock } from '../../src/market/clock.js';
+import { KrxCalendar } from '../../src/market/calendar.js';
+import { Sessions } from '../../src/market/session.js';
 import { StateStore } from '../../src/state/store.js';
 import { LocalBus, type FeedStatus } from '../../src/bus/bus.js';
 import { silentLogger } from '../../src/log.js';
 import type { Row } from '../../src/upstream/normalise.js';
+
+const SESSIONS = new Sessions(new KrxCalendar());
 
 class FakeCaller {
   calls: { id: string; params: Record<string, unknown>; at: number }[] = [];
@@ -31,7 +35,7 @@ describe('Poller', () => {
   let statuses: FeedStatus[];
   let budget: { remaining: number | null; resetAt: number | null; exhaustedUntil: number; isExhausted(now: number): boolean };
   let poller: Poller;
-  const make = (clock: MarketClock = marketClock('always')) => {
+  const make = (clock: MarketClock = marketClock('always', SESSIONS)) => {
     poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock, logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
     poller.start();
     return poller;
@@ -147,13 +151,25 @@ describe('Poller', () => {
     expect(statuses.at(-1)!.reason).toMatch(/schema drift/);
   });
 
-  it('polls nothing while the market is closed', async () => {
+  it('while the market is closed, fetches the last state once, says closed, and makes no call after', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
-    make(marketClock('kst'));
+    const store = new StateStore();
+    poller = new Poller({ caller, budget, store, bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller.start();
     demand.add('quote', 'kospi', '005930');
-    await vi.advanceTimersByTimeAsync(120_000);
-    expect(caller.calls.length).toBe(0);
-    expect(statuses.at(-1)).toMatchObject({ state: 'closed' });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.length).toBe(1);
+    expect(store.entry('quote', 'kospi', '005930')).toBeDefined();
+    expect(statuses.map((st) => st.state)).toEqual(['closed']);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed', opensAt: Date.parse('2026-11-23T08:30:00+09:00') });
+    expect(statuses.at(-1)!.asOf).toBe(caller.calls[0]!.at);
+    // 000660 came with the first answer: nothing to fetch. 035420 did not: fetched once, and not again.
+    demand.add('quote', 'kospi', '000660');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.length).toBe(1);
+    demand.add('quote', 'kospi', '035420');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.length).toBe(2);
   });
 
   it('publishes the changes it sees', async () => {
@@ -170,5 +186,71 @@ describe('Poller', () => {
       'patch:quote.kospi.005930:2',
       'patch:quote.kospi.000660:2',
     ]);
+  });
+});
+
+describe('the feed around the clock (injected clock)', () => {
+  // Each: the moment, the state the feed settles in, when it says the market opens (null: open), upstream calls in 60 s.
+  const CASES: [string, string, string | null, number][] = [
+    ['2026-11-28T12:00:00+09:00', 'closed', '2026-11-30T08:30:00+09:00', 1], // a Saturday
+    ['2026-11-24T20:00:00+09:00', 'closed', '2026-11-25T08:30:00+09:00', 1], // a weekday at 20:00
+    ['2026-11-24T08:29:00+09:00', 'closed', '2026-11-24T08:30:00+09:00', 1],
+    ['2026-11-24T08:30:00+09:00', 'live', null, 60],
+    ['2026-11-24T09:00:00+09:00', 'live', null, 60],
+    ['2026-11-24T15:30:00+09:00', 'closed', '2026-11-24T15:40:00+09:00', 1],
+    ['2026-11-24T15:40:00+09:00', 'live', null, 60],
+    ['2026-11-24T18:00:00+09:00', 'closed', '2026-11-25T08:30:00+09:00', 1],
+    ['2026-12-25T10:00:00+09:00', 'closed', '2026-12-28T08:30:00+09:00', 1], // Christmas
+    ['2026-09-25T10:00:00+09:00', 'closed', '2026-09-28T08:30:00+09:00', 1], // Chuseok
+    ['2026-12-31T10:00:00+09:00', 'closed', '2027-01-04T09:30:00+09:00', 1], // the year-end closure; the New Year late open
+    ['2027-01-04T09:00:00+09:00', 'closed', '2027-01-04T09:30:00+09:00', 1], // the first trading day: not open yet at 09:00
+    ['2026-11-19T09:10:00+09:00', 'closed', '2026-11-19T09:30:00+09:00', 1], // the exam day: an hour late
+    ['2026-11-19T16:10:00+09:00', 'live', null, 60], // the exam day: still trading at 16:10
+  ];
+
+  let caller: FakeCaller;
+  let poller: Poller;
+  afterEach(() => {
+    poller?.stop();
+    vi.useRealTimers();
+  });
+
+  it.each(CASES)('%s: %s, opens %s, %d calls in a minute', async (iso, state, opens, calls) => {
+    vi.useFakeTimers({ now: Date.parse(iso) });
+    caller = new FakeCaller();
+    const bus = new LocalBus();
+    const statuses: FeedStatus[] = [];
+    bus.subscribe('status', (st) => statuses.push(st));
+    const demand = new Demand();
+    const budget = { remaining: null, resetAt: null, isExhausted: () => false };
+    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5 });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(59_500);
+    const last = statuses.at(-1)!;
+    expect(last.state).toBe(state);
+    if (opens === null) expect(last.opensAt).toBeUndefined();
+    else expect(last.opensAt).toBe(Date.parse(opens));
+    expect(caller.calls.length).toBe(calls);
+  });
+
+  it('goes live when the session opens, and closed when it ends', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-24T08:29:30+09:00') });
+    caller = new FakeCaller();
+    const bus = new LocalBus();
+    const states: string[] = [];
+    bus.subscribe('status', (st) => states.push(st.state));
+    const demand = new Demand();
+    poller = new Poller({ caller, budget: { remaining: null, resetAt: null, isExhausted: () => false }, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5 });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect(states).toEqual(['closed', 'live']);
+    expect(caller.calls.length).toBeGreaterThanOrEqual(10);
+    const before = caller.calls.length;
+    vi.setSystemTime(Date.parse('2026-11-24T18:00:00+09:00'));
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(states.at(-1)).toBe('closed');
+    expect(caller.calls.length - before).toBeLessThanOrEqual(1);
   });
 });

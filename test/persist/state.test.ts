@@ -1,0 +1,108 @@
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LocalBus } from '../../src/bus/bus.js';
+import { silentLogger } from '../../src/log.js';
+import { StateJournal } from '../../src/persist/journal.js';
+import { decodeLine, encodeLine } from '../../src/persist/lines.js';
+import { FILES, loadState } from '../../src/persist/load.js';
+import { restoreInto } from '../../src/persist/restore.js';
+import { StateStore } from '../../src/state/store.js';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'krx-state-'));
+
+/** A store and bus with a journal on `d`, started. */
+async function journalled(d: string, store = new StateStore()) {
+  const bus = new LocalBus();
+  const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 60_000 }, bus);
+  await j.start();
+  const tick = (rows: { isuSrtCd: string; trdPrc: number }[], ts: number) => bus.publish(store.apply('quote', 'kospi', rows, ts));
+  return { store, bus, j, tick };
+}
+
+describe('state lines', () => {
+  it('round-trip, and tell a damaged line from a good one', () => {
+    const line = encodeLine({ a: 1 }).trimEnd();
+    expect(decodeLine(line)).toEqual({ ok: true, value: { a: 1 } });
+    expect(decodeLine(line.replace('1', '2'))).toMatchObject({ ok: false, reason: 'checksum mismatch' });
+    expect(decodeLine(line.slice(0, -3))).toMatchObject({ ok: false });
+  });
+});
+
+describe('the state journal', () => {
+  it('writes the topics that changed and a clean stop keeps the epoch', async () => {
+    const d = dir();
+    const { store, j, tick, bus } = await journalled(d);
+    bus.publishStatus({ channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 });
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }, { isuSrtCd: '000660', trdPrc: 200 }], 1000);
+    tick([{ isuSrtCd: '005930', trdPrc: 101 }, { isuSrtCd: '000660', trdPrc: 200 }], 2000);
+    await j.flush();
+    // A crash now: the journal holds both topics, and no clean mark.
+    const crashed = loadState(d);
+    expect(crashed.cleanEpoch).toBeUndefined();
+    expect(crashed.topics.get('quote.kospi.005930')).toMatchObject({ s: 2, t: 2000, r: { trdPrc: 101 } });
+    expect(crashed.topics.get('quote.kospi.000660')).toMatchObject({ s: 1, t: 1000 });
+    expect(crashed.feeds.get('quote.kospi')).toMatchObject({ f: { state: 'live' }, ok: 2000 });
+    await j.stop();
+    const clean = loadState(d);
+    expect(clean.cleanEpoch).toBe(store.epoch);
+    const again = new StateStore({ epoch: clean.cleanEpoch! });
+    expect(restoreInto(again, clean)).toEqual({ restored: 2, rejected: [] });
+    expect(again.entry('quote', 'kospi', '005930')).toMatchObject({ seq: 2, ts: 2000, seenTs: 2000, row: { trdPrc: 101 } });
+    expect(again.snapshot(again.entry('quote', 'kospi', '005930')!)).toContain('"ts":2000');
+  });
+
+  it('skips a torn last line (a crash in the middle of a write) without setting the file aside', async () => {
+    const d = dir();
+    const { j, tick } = await journalled(d);
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
+    await j.flush();
+    appendFileSync(join(d, FILES.journal), encodeLine({ k: 'quote', m: 'kospi', c: '000660', r: {}, s: 1, t: 1, x: 0 }).slice(0, 20));
+    const s = loadState(d);
+    expect(s.topics.has('quote.kospi.005930')).toBe(true);
+    expect(s.problems).toEqual([expect.objectContaining({ file: FILES.journal, reason: expect.stringMatching(/torn last line/) })]);
+    expect(existsSync(join(d, FILES.journal))).toBe(true);
+  });
+
+  it('sets a damaged file aside, keeps the good lines before the damage, and reports it', async () => {
+    const d = dir();
+    const { j, tick } = await journalled(d);
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
+    await j.flush();
+    tick([{ isuSrtCd: '000660', trdPrc: 100 }], 2000);
+    await j.flush();
+    const path = join(d, FILES.journal);
+    const lines = readFileSync(path, 'utf8').split('\n');
+    lines[0] = lines[0]!.replace('100', '999');
+    writeFileSync(path, lines.join('\n'));
+    const s = loadState(d);
+    expect(s.problems).toEqual([expect.objectContaining({ file: FILES.journal, line: 1, reason: 'checksum mismatch', setAside: expect.stringMatching(/^journal\.ndjson\.damaged-/) })]);
+    expect(readdirSync(d).some((f) => f.startsWith('journal.ndjson.damaged-'))).toBe(true);
+    expect(existsSync(path)).toBe(false);
+    // The snapshot written at start held nothing yet; the damaged journal's lines are not trusted.
+    expect(s.topics.size).toBe(0);
+  });
+
+  it('compacts into a snapshot; a journal line older than the snapshot changes nothing', async () => {
+    const d = dir();
+    const { store, j, tick } = await journalled(d);
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
+    await j.flush();
+    const oldJournal = readFileSync(join(d, FILES.journal), 'utf8');
+    tick([{ isuSrtCd: '005930', trdPrc: 101 }], 2000);
+    await j.stop();
+    // A compaction cut short: the snapshot is new, the old journal is still there.
+    writeFileSync(join(d, FILES.journal), oldJournal);
+    const s = loadState(d);
+    expect(s.topics.get('quote.kospi.005930')).toMatchObject({ s: 2, r: { trdPrc: 101 } });
+    expect(store.size).toBe(1);
+  });
+
+  it('a row whose checksum does not match is left out', () => {
+    const d = dir();
+    writeFileSync(join(d, FILES.snapshot), encodeLine({ v: 1, epoch: 'e', at: 1 }) + encodeLine({ k: 'quote', m: 'kospi', c: '005930', r: { trdPrc: 1 }, s: 1, t: 1, x: 12345 }));
+    const s = loadState(d);
+    expect(restoreInto(new StateStore(), s)).toEqual({ restored: 0, rejected: ['quote.kospi.005930'] });
+  });
+});
