@@ -2,12 +2,14 @@
  * A bot that logs every price move of more than N percent within one minute.
  *
  *   npx tsx examples/move-bot.ts [--pct 1] [--market kospi] [--url ws://localhost:8080/ws] [code …]
+ *   npx tsx examples/move-bot.ts --replay 20261124/100000-103000@60 [code …]   (a recorded day, at 60×)
  *
  * It subscribes to the `price` channel of the codes (default: ten KOSPI
  * large caps) and keeps, per code, the trades of the last 60 seconds. When
  * the newest price is more than N% above the window's low or below its high,
  * it prints one line and starts the window afresh from that price. The URL
- * can also come from KRX_BRIDGE_URL.
+ * can also come from KRX_BRIDGE_URL. With `--replay` the same bot runs,
+ * unchanged, on a recorded day (docs/REPLAY.md), and exits when it ends.
  */
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
@@ -20,8 +22,17 @@ const { values, positionals } = parseArgs({
     pct: { type: 'string', default: '1' },
     market: { type: 'string', default: 'kospi' },
     url: { type: 'string', default: process.env.KRX_BRIDGE_URL ?? 'ws://localhost:8080/ws' },
+    replay: { type: 'string' },
   },
 });
+/** `YYYYMMDD[/HHMMSS-HHMMSS][@speed]`. */
+function replayOf(spec: string | undefined) {
+  if (spec === undefined) return undefined;
+  const m = /^(\d{8})(?:\/(\d{6})-(\d{6}))?(?:@(\d+|max))?$/.exec(spec);
+  if (!m) throw new Error(`--replay must be YYYYMMDD[/HHMMSS-HHMMSS][@speed], not ${spec}`);
+  return { date: m[1]!, ...(m[2] ? { from: m[2], to: m[3]! } : {}), ...(m[4] ? { speed: m[4] === 'max' ? ('max' as const) : Number(m[4]) } : {}) };
+}
+const replay = replayOf(values.replay);
 const threshold = Number(values.pct);
 const market = values.market as Market;
 const codes = positionals.length > 0 ? positionals : ['005930', '000660', '373220', '207940', '005380', '000270', '035420', '068270', '105560', '069500'];
@@ -32,9 +43,13 @@ const WINDOW_MS = 60_000;
 const windows = new Map<string, [number, number][]>();
 const names = new Map<string, string>();
 
-const client = new KrxClient(values.url, { WebSocket });
+const client = new KrxClient(values.url, { WebSocket, ...(replay ? { replay } : {}) });
 client.on('error', (e) => console.error(`error ${e.code}: ${e.message}`));
-client.on('state', (_prev, next) => console.error(`connection ${next}`));
+client.on('state', (_prev, next) => {
+  console.error(`connection ${next}`);
+  // A replay that played to its end closes the client.
+  if (next === 'closed') process.exit(0);
+});
 client.on('status', (s) => s.state !== 'live' && console.error(`feed ${s.channel}.${s.market} is ${s.state}${s.reason ? ` (${s.reason})` : ''}`));
 
 client.on('price', (code, row, change) => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Bridge, type BridgeOptions } from '../../src/bridge.js';
-import { defaultConfig } from '../../src/config/config.js';
+import { defaultConfig, type Config } from '../../src/config/config.js';
 
 /** Running the examples as a user does (`npx tsx examples/….ts`) against a bridge on port 0. */
 
@@ -9,8 +9,8 @@ import { defaultConfig } from '../../src/config/config.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Starts a bridge with its simulator on 127.0.0.1, port 0. */
-export async function startBridge(opts: BridgeOptions = {}): Promise<{ bridge: Bridge; url: string; wsUrl: string }> {
-  const bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000 }), opts);
+export async function startBridge(opts: BridgeOptions = {}, over: Partial<Config> = {}): Promise<{ bridge: Bridge; url: string; wsUrl: string }> {
+  const bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over }), opts);
   const addr = await bridge.start();
   return { bridge, url: addr.url, wsUrl: addr.wsUrl };
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from '../../src/bridge.js';
 import { runExample, startBridge } from './helpers.js';
@@ -43,5 +46,28 @@ describe('the move bot', () => {
     const quiet = await big;
     expect(quiet.stderr).toContain('watching 5 kospi codes');
     expect(quiet.stdout).toBe('');
+  }, 45_000);
+
+  it('runs unchanged on a recorded day (--replay), and exits when the replay ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'krx-bot-'));
+    const rec = await startBridge({}, { RECORD: 'on', DATA_DIR: dir });
+    try {
+      // A live client makes the bridge poll (and so record) the codes for a few seconds.
+      const done = new AbortController();
+      const live = runExample('move-bot.ts', ['--pct', '50', ...CODES], { wsUrl: rec.wsUrl, signal: done.signal });
+      const t0 = Date.now();
+      await new Promise((r) => setTimeout(r, 8000));
+      done.abort();
+      await live;
+      const kst = (ms: number) => new Date(ms + 9 * 3600_000).toISOString();
+      const day = kst(t0).slice(0, 10).replace(/-/g, '');
+      const span = `${kst(t0 - 1000).slice(11, 19).replace(/:/g, '')}-${kst(Date.now() + 1000).slice(11, 19).replace(/:/g, '')}`;
+      const run = await runExample('move-bot.ts', ['--pct', '0.05', '--replay', `${day}/${span}@max`, ...CODES], { wsUrl: rec.wsUrl, timeoutMs: 20_000 });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain('watching 5 kospi codes');
+      expect(run.stdout.trim().split('\n').filter((l) => MOVE.test(l)).length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await rec.bridge.stop();
+    }
   }, 45_000);
 });

@@ -1,0 +1,100 @@
+import type { ServerResponse } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CHANNELS, MARKETS } from '../protocol/constants.js';
+import { applyOps } from '../protocol/patch.js';
+import type { Row } from '../protocol/row.js';
+import type { PatchOp } from '../protocol/messages.js';
+import { kstMs } from '../recorder/format.js';
+import { days, readDay, segments } from '../recorder/reader.js';
+import { BASE_HEADERS } from './headers.js';
+import { sendError, sendJson } from './respond.js';
+
+/**
+ * Browsing and exporting recordings over HTTP: `GET /recordings` lists the
+ * recorded days (segments, time range, feeds, bytes); `GET
+ * /recordings/{date}/{channel}.{market}?codes=&from=&to=&format=ndjson|csv`
+ * streams the feed's changes (NDJSON: the frames as live clients got them;
+ * CSV: the row after each change), reading the day line by line, never
+ * whole. See docs/REPLAY.md.
+ */
+
+/** The listing of `/recordings`. */
+export async function listRecordings(root: string, res: ServerResponse): Promise<void> {
+  const out = [];
+  for (const date of await days(root)) {
+    const segs = await segments(root, date);
+    if (segs.length === 0) continue;
+    const feeds = await readFile(join(root, date, 'feeds.json'), 'utf8').then((t) => JSON.parse(t) as string[], () => [] as string[]);
+    const last = segs.at(-1)!;
+    const mtime = (await stat(join(root, date, last.file))).mtimeMs;
+    const until = new Date(mtime + 9 * 3600_000).toISOString().slice(11, 19).replace(/:/g, '');
+    out.push({ date, from: segs[0]!.start, to: until, segments: segs.length, bytes: segs.reduce((a, s) => a + s.bytes, 0), feeds: [...feeds].sort() });
+  }
+  sendJson(res, 200, { days: out });
+}
+
+const TIME = /^([01]\d|2[0-3])[0-5]\d[0-5]\d$/;
+
+/** Streams one feed of a recorded day. */
+export async function exportFeed(root: string, path: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+  const m = /^\/recordings\/(\d{8})\/([a-z]+)\.([a-z]+)$/.exec(path);
+  if (!m) return sendError(res, 404, 'not_found', 'use /recordings/{YYYYMMDD}/{channel}.{market}');
+  const [, date, channel, market] = m as unknown as [string, string, string, string];
+  if (!(CHANNELS as readonly string[]).includes(channel) || !(MARKETS as readonly string[]).includes(market)) {
+    return sendError(res, 400, 'invalid_params', `channel one of ${CHANNELS.join(', ')}; market one of ${MARKETS.join(', ')}`);
+  }
+  const from = query.get('from') ?? '000000';
+  const to = query.get('to') ?? '235959';
+  const format = query.get('format') ?? 'ndjson';
+  if (!TIME.test(from) || !TIME.test(to) || from >= to) return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), from before to');
+  if (format !== 'ndjson' && format !== 'csv') return sendError(res, 400, 'invalid_params', 'format is ndjson or csv');
+  const codes = new Set((query.get('codes') ?? '').split(',').filter(Boolean));
+  if ((await segments(root, date)).length === 0) return sendError(res, 404, 'not_recorded', `no recording of ${date}`);
+  const feed = `${channel}.${market}.`;
+  const fromMs = kstMs(date, from);
+  const toMs = kstMs(date, to);
+  res.writeHead(200, {
+    'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+    'Content-Disposition': `attachment; filename="${date}-${channel}.${market}.${format}"`,
+    'Cache-Control': 'no-store',
+    ...BASE_HEADERS,
+  });
+  const rows = new Map<string, Row>();
+  let columns: string[] | undefined;
+  const wanted = (topic: string) => topic.startsWith(feed) && (codes.size === 0 || codes.has(topic.slice(feed.length)));
+  const write = async (text: string) => {
+    if (!res.write(text)) await new Promise((r) => res.once('drain', r));
+  };
+  for await (const line of readDay(root, date, from)) {
+    if (res.destroyed) return;
+    if (line.k === 'r' && wanted(line.topic)) rows.set(line.topic, line.row as Row);
+    if (line.k !== 'c' || !wanted(line.topic)) continue;
+    if (line.t >= toMs) break;
+    const msg = JSON.parse(line.f) as { type: string; ts: number; data?: Row; ops?: PatchOp[] };
+    const row = msg.type === 'snapshot' ? msg.data : rows.has(line.topic) && msg.ops ? applyOps(rows.get(line.topic)!, msg.ops) : undefined;
+    if (row) rows.set(line.topic, row);
+    if (line.t < fromMs) continue;
+    if (format === 'ndjson') await write(`${line.f}\n`);
+    else if (row) {
+      // The columns are the first row's fields, header written with the first line.
+      columns ??= Object.keys(row);
+      await write(csvLine(columns, line.topic, line.seq, msg.ts, row, rows));
+    }
+  }
+  res.end();
+}
+
+const headerWritten = new WeakSet<Map<string, Row>>();
+
+function csvCell(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function csvLine(columns: readonly string[], topic: string, seq: number, ts: number, row: Row, state: Map<string, Row>): string {
+  const head = headerWritten.has(state) ? '' : `${['ts', 'topic', 'seq', ...columns].map(csvCell).join(',')}\n`;
+  headerWritten.add(state);
+  return `${head}${[ts, topic, seq, ...columns.map((c) => row[c])].map(csvCell).join(',')}\n`;
+}

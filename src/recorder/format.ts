@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+/**
+ * The recording's files and lines. A day is a folder `YYYYMMDD/` of
+ * segments `seg-HHMMSS.ndjson` (KST start time; `.ndjson.gz` once the day's
+ * sessions have ended), each opening with a keyframe: every topic's row,
+ * seq, `ts` and checksum as they stood, so a replay can start in any
+ * segment. After it come the changes (the exact frames live clients got) and
+ * the feeds' statuses, in the order they happened. One JSON object a line;
+ * a torn last line (a crash mid-write) is just where the recording stops.
+ * See docs/REPLAY.md.
+ */
+
+/** A keyframe opens: `t` when it was taken (ms epoch). */
+export const KeyframeStart = z.object({ k: z.literal('K'), t: z.number() }).strict();
+/** One topic's state in a keyframe. */
+export const KeyframeRow = z
+  .object({ k: z.literal('r'), topic: z.string(), seq: z.number().int().positive(), ts: z.number(), row: z.record(z.string(), z.unknown()), crc: z.number().int() })
+  .strict();
+/** One feed's status in a keyframe (the frame as sent). */
+export const KeyframeStatus = z.object({ k: z.literal('S'), feed: z.string(), f: z.string() }).strict();
+/** The keyframe is complete. */
+export const KeyframeEnd = z.object({ k: z.literal('E') }).strict();
+/** A change: a `snapshot` or `patch` frame of `topic` at `seq`, observed at `t`. */
+export const ChangeLine = z.object({ k: z.literal('c'), t: z.number(), topic: z.string(), seq: z.number().int().positive(), f: z.string() }).strict();
+/** A feed's status, observed at `t` (the frame as sent). */
+export const StatusLine = z.object({ k: z.literal('s'), t: z.number(), feed: z.string(), f: z.string() }).strict();
+
+/** Any line of a segment. */
+export const RecordLine = z.discriminatedUnion('k', [KeyframeStart, KeyframeRow, KeyframeStatus, KeyframeEnd, ChangeLine, StatusLine]);
+/** Any line of a segment (type). */
+export type RecordLine = z.infer<typeof RecordLine>;
+
+/** The folder of a day's recording under the recordings directory. */
+export function dayDir(root: string, date: string): string {
+  return `${root}/${date}`;
+}
+
+/** The file name of a segment starting at `hhmmss` (KST), before compression. */
+export function segmentName(hhmmss: string): string {
+  return `seg-${hhmmss}.ndjson`;
+}
+
+/** The start (`HHMMSS`) of a segment file name, or undefined when it is not one. */
+export function segmentStart(name: string): string | undefined {
+  return /^seg-(\d{6})\.ndjson(\.gz)?$/.exec(name)?.[1];
+}
+
+/** `HHMMSS` of seconds after midnight. */
+export function hhmmss(secs: number): string {
+  const s = Math.floor(secs);
+  return `${String(Math.floor(s / 3600)).padStart(2, '0')}${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}${String(s % 60).padStart(2, '0')}`;
+}
+
+/** Seconds after midnight of `HHMMSS`. */
+export function secondsOf(hhmmss: string): number {
+  return Number(hhmmss.slice(0, 2)) * 3600 + Number(hhmmss.slice(2, 4)) * 60 + Number(hhmmss.slice(4, 6));
+}
+
+/** Epoch ms of `HHMMSS` KST on `date` (`YYYYMMDD`). */
+export function kstMs(date: string, time: string): number {
+  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(4, 6)) - 1, Number(date.slice(6, 8))) - 9 * 3600_000 + secondsOf(time) * 1000;
+}

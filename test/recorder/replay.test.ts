@@ -1,0 +1,127 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import WebSocket from 'ws';
+import { applyOps } from '../../src/protocol/patch.js';
+import type { PatchMsg, ServerMsg, SnapshotMsg } from '../../src/protocol/messages.js';
+import type { Row } from '../../src/protocol/row.js';
+import { startCli, type CliBridge } from '../bridge/cli.js';
+import { TestClient, sleep, until } from '../bridge/helpers.js';
+
+/**
+ * Record a live session against the simulator, kill the bridge (SIGKILL),
+ * start another process on the same DATA_DIR, and replay a 10-second window
+ * at speed 10 from it: the replay's snapshots are the live client's state at
+ * `from`, and its patches (topic, seq, ops, ts) exactly the live ones
+ * between `from` and `to`.
+ */
+
+const CODES = ['005930', '000660', '035420', '005380', '068270'];
+const TOPICS = CODES.map((c) => `quote.kospi.${c}`);
+
+/** `YYYYMMDD` and `HHMMSS` (KST) of a moment. */
+function kst(ms: number): { date: string; time: string } {
+  const iso = new Date(ms + 9 * 3600_000).toISOString();
+  return { date: iso.slice(0, 10).replace(/-/g, ''), time: iso.slice(11, 19).replace(/:/g, '') };
+}
+
+/** A client's state of each topic from its messages with ts < `before`. */
+function stateBefore(msgs: readonly ServerMsg[], before: number): Map<string, { row: Row; seq: number }> {
+  const out = new Map<string, { row: Row; seq: number }>();
+  for (const m of msgs) {
+    if (m.type === 'snapshot' && m.ts < before) out.set(m.topic, { row: m.data as Row, seq: m.seq });
+    if (m.type === 'patch' && m.ts < before) {
+      const held = out.get(m.topic);
+      if (held) out.set(m.topic, { row: applyOps(held.row, m.ops)!, seq: m.seq });
+    }
+  }
+  return out;
+}
+
+describe('record, crash, replay', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'krx-rec-'));
+  const procs: CliBridge[] = [];
+  afterAll(() => {
+    for (const p of procs) p.kill();
+  });
+
+  it('replays a window of the recorded session, snapshots and patches as live clients got them, from another process after a SIGKILL', async () => {
+    const env = { DATA_DIR: dataDir, RECORD: 'on', MARKET_CLOCK: 'always' };
+    const a = await startCli(env);
+    procs.push(a);
+    const live = await new TestClient(`${a.url.replace('http', 'ws')}/ws`).ready();
+    live.send({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: CODES });
+    await until(() => live.ofType('snapshot').length >= CODES.length, 10_000, 'snapshots');
+    const t0 = Math.max(...live.ofType('snapshot').map((m) => m.ts));
+    const from = Math.ceil((t0 + 1000) / 1000) * 1000;
+    const to = from + 10_000;
+    await until(() => live.ofType('patch').some((m) => m.ts >= to + 1000), 30_000, 'a recorded window');
+    a.child.kill('SIGKILL');
+    await until(() => a.exited() !== undefined, 10_000, 'the kill');
+    live.close();
+
+    const b = await startCli(env);
+    procs.push(b);
+    const d = kst(from);
+    const window = `date=${d.date}&from=${d.time}&to=${kst(to).time}&speed=10`;
+    const replay = new TestClient(`${b.url.replace('http', 'ws')}/ws/replay?${window}`);
+    await replay.ready();
+    const welcome = replay.ofType('welcome')[0]!;
+    expect(welcome.replay).toEqual({ date: d.date, from: d.time, to: kst(to).time, speed: 10 });
+    const started = performance.now();
+    replay.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: CODES });
+    await until(() => replay.closed !== undefined, 20_000, 'the end of the replay');
+    const took = performance.now() - started;
+    expect(replay.closed).toEqual({ code: 1000, reason: 'replay ended' });
+    // Ten recorded seconds at speed 10: about a second.
+    expect(took).toBeGreaterThan(700);
+    expect(took).toBeLessThan(5000);
+
+    const atFrom = stateBefore(live.messages, from);
+    const snaps = replay.ofType('snapshot') as SnapshotMsg[];
+    expect(snaps.map((s) => s.topic).sort()).toEqual([...TOPICS].sort());
+    for (const s of snaps) expect({ topic: s.topic, seq: s.seq, data: s.data }).toEqual({ topic: s.topic, seq: atFrom.get(s.topic)!.seq, data: atFrom.get(s.topic)!.row });
+    const key = (m: PatchMsg) => ({ topic: m.topic, seq: m.seq, ops: m.ops, ts: m.ts });
+    const livePatches = (live.ofType('patch') as PatchMsg[]).filter((m) => m.ts >= from && m.ts < to).map(key);
+    const replayed = (replay.ofType('patch') as PatchMsg[]).map(key);
+    expect(livePatches.length).toBeGreaterThan(5);
+    expect(replayed).toEqual(livePatches);
+    expect(replay.problems).toEqual([]);
+    const ended = replay.ofType('status').at(-1)!;
+    expect(ended).toMatchObject({ channel: 'quote', market: 'kospi', state: 'closed', reason: 'replay ended' });
+
+    // A day that is not recorded, and a window after the recording: coded refusals.
+    for (const q of ['date=20200101&from=090000&to=100000', `date=${d.date}&from=000000&to=000100`, `date=${d.date}&from=120000&to=110000&speed=5000`]) {
+      const refused = await new Promise<{ status: number; body: string }>((resolve) => {
+        const ws = new WebSocket(`${b.url.replace('http', 'ws')}/ws/replay?${q}`);
+        ws.on('unexpected-response', (_req, res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        ws.on('open', () => resolve({ status: 101, body: '' }));
+        ws.on('error', () => undefined);
+      });
+      const code = q.includes('speed=5000') ? 'bad_request' : 'not_recorded';
+      expect(refused.status, q).toBe(code === 'bad_request' ? 400 : 404);
+      expect(JSON.parse(refused.body).error.code, q).toBe(code);
+    }
+
+    // Browse and export.
+    const list = (await (await request(`${b.url}/recordings`)).body.json()) as { days: { date: string; feeds: string[]; bytes: number }[] };
+    expect(list.days.find((x) => x.date === d.date)).toMatchObject({ feeds: expect.arrayContaining(['quote.kospi']) });
+    const nd = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}`)).body.text();
+    const lines = nd.trim().split('\n').map((l) => JSON.parse(l) as PatchMsg);
+    expect(lines.map(key)).toEqual(livePatches.filter((p) => p.topic === 'quote.kospi.005930'));
+    const csv = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}&format=csv`)).body.text();
+    const rows = csv.trim().split('\n');
+    expect(rows[0]).toMatch(/^ts,topic,seq,isuSrtCd,/);
+    expect(rows.length - 1).toBe(lines.length);
+    const status = (await (await request(`${b.url}/status`)).body.json()) as { recorder: { diskBytes: number; dropped: number } };
+    expect(status.recorder.diskBytes).toBeGreaterThan(1000);
+    expect(status.recorder.dropped).toBe(0);
+    void sleep;
+  }, 90_000);
+});
