@@ -71,7 +71,11 @@ const UPSTREAM_TEXT: Readonly<Record<string, string>> = {
   malformed_body: 'The upstream answered with a body that could not be used.',
 };
 
+/** The start of the text of an answer whose rows were all dropped. */
+const DRIFT_TEXT = "The upstream's answer did not match its declared shape (schema drift):";
+
 /** The text of a lookup refused past the bridge's on-demand share (the feeds keep their calls). */
+const CLIENT_SHARE_TEXT = "This client's part of the day's lookup share is spent until its reset; cached answers and streaming continue.";
 const SHARE_SPENT_TEXT = "The share of the daily call budget kept for lookups is spent until its reset; streaming continues.";
 
 /**
@@ -84,6 +88,14 @@ export function upstreamWireError(err: unknown): WireError {
   if (typeof code === 'string' && Object.hasOwn(UPSTREAM_TO_WIRE, code)) {
     const resetAt = (err as { resetAt?: unknown }).resetAt;
     const share = code === 'rate_limited' && (err as { onDemandShare?: unknown }).onDemandShare === true;
+    if (code === 'rate_limited' && (err as { clientShare?: unknown }).clientShare === true) {
+      const out: WireError = { code: 'rate_limited', message: CLIENT_SHARE_TEXT };
+      return typeof resetAt === 'number' ? { ...out, resetAt } : out;
+    }
+    const drift = code === 'malformed_body' ? (err as { drift?: { dropped?: unknown; reason?: unknown } }).drift : undefined;
+    if (drift && typeof drift.dropped === 'number' && typeof drift.reason === 'string') {
+      return { code: 'upstream_unavailable', message: `${DRIFT_TEXT} all ${drift.dropped} rows were unusable (${drift.reason.slice(0, 80)}).` };
+    }
     const out: WireError = { code: UPSTREAM_TO_WIRE[code]!, message: share ? SHARE_SPENT_TEXT : UPSTREAM_TEXT[code]! };
     return typeof resetAt === 'number' && code === 'rate_limited' ? { ...out, resetAt } : out;
   }

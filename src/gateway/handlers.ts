@@ -4,11 +4,14 @@ import { WILDCARD } from '../protocol/constants.js';
 import type { GetMsg, ResyncMsg, SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
 import { feedOf, parseTopic, topicOf } from '../protocol/topics.js';
 import type { StateStore, TopicEntry } from '../state/store.js';
-import type { OnDemandResult } from '../upstream/cache.js';
+import { messageWithData, type LookupOptions, type OnDemandResult } from '../upstream/cache.js';
 import { upstreamWireError, wireError, type RequestId, type WireError } from './errors.js';
 import type { SubscriptionIndex } from './index.js';
 import { checkFeed, parseFeed, resolveTarget, wildcardTopic, type Target } from './requests.js';
 import { resolveGet, type Families } from './resources.js';
+import type { LookupLimits } from './lookups.js';
+import type { ReplyQueue } from './replies.js';
+import type { LookupDates } from './dates.js';
 import type { Session } from './session.js';
 
 /**
@@ -27,7 +30,7 @@ export interface DemandSink {
 
 /** The on-demand lookup (OnDemandCache.get). */
 export interface OnDemand {
-  get(id: string, params: Record<string, unknown>): Promise<OnDemandResult>;
+  get(id: string, params: Record<string, unknown>, opts?: LookupOptions): Promise<OnDemandResult>;
 }
 
 /** Symbol listing check (SymbolDirectory.has). */
@@ -42,6 +45,12 @@ export interface HandlerContext {
   readonly demand: DemandSink;
   readonly symbols: SymbolLookup;
   readonly onDemand: OnDemand;
+  /** Per-client lookup limits (shared with `/api`). */
+  readonly lookups: LookupLimits;
+  /** The calendar and clock of lookups' default dates. */
+  readonly dates: LookupDates;
+  /** Where `get` replies wait their turn to be written. */
+  readonly replies: ReplyQueue;
   readonly families: Families;
   readonly logger: Logger;
   now(): number;
@@ -85,6 +94,10 @@ function catchUp(store: StateStore, e: TopicEntry, since: number | undefined, ou
 
 /** Subscribes: validate, check limits, reply `subscribed`, send state (resume or snapshot) and status, record demand. */
 export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg): void {
+  // More codes than the connection may hold at all: say so before checking each one.
+  if (msg.codes.length > s.limits.maxTopics && new Set(msg.codes).size > s.limits.maxTopics) {
+    return ctx.error(s, wireError('too_many_topics', `at most ${s.limits.maxTopics} topics per connection`), msg.id);
+  }
   const r = resolveTarget(msg, (m, c) => ctx.symbols.has(m, c));
   if (!r.ok) return ctx.error(s, r.error, msg.id);
   const t = r.value;
@@ -97,9 +110,11 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
   } else {
     for (let i = 0; i < t.codes.length; i++) if (ctx.index.addTopic(s, feed, t.topics[i]!)) newCodes.push(t.codes[i]!);
   }
-  const reply = JSON.stringify({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : t.topics });
   const since = msg.epoch === ctx.store.epoch ? msg.since : undefined;
-  const frames = [reply];
+  // Per topic the client named in `since`: whether it resumes (patches) or starts over (snapshot).
+  const recovered: Record<string, boolean> | undefined = msg.since ? {} : undefined;
+  if (recovered) for (const topic of Object.keys(msg.since!)) recovered[topic] = false;
+  const frames = [''];
   let snapshots = 0;
   const entries: Iterable<TopicEntry | undefined> = t.wildcard
     ? ctx.store.entries(channel, market)
@@ -108,11 +123,13 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
     if (e === undefined) continue;
     if (!s.live) s.markDirty(e.topic);
     else if (catchUp(ctx.store, e, since?.[e.topic], frames) === 'snapshot') snapshots++;
+    else if (recovered && e.topic in recovered) recovered[e.topic] = true;
   }
+  frames[0] = JSON.stringify({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : t.topics, ...(recovered ? { recovered } : {}) });
   const patches = frames.length - 1 - snapshots;
   const status = ctx.statusOf(channel, market);
   if (status !== undefined) frames.push(status);
-  s.sendChunks(frames);
+  s.replyAll(frames);
   ctx.sent('subscribed', 1);
   if (snapshots) ctx.sent('snapshot', snapshots);
   if (patches) ctx.sent('patch', patches);
@@ -147,7 +164,7 @@ export function onUnsubscribe(ctx: HandlerContext, s: Session, msg: UnsubscribeM
     }
   }
   if (released.length) ctx.demand.removeAll(channel, market, released);
-  s.sendNow(JSON.stringify({ type: 'unsubscribed', id: msg.id, topics: removed }));
+  s.reply(JSON.stringify({ type: 'unsubscribed', id: msg.id, topics: removed }));
   ctx.sent('unsubscribed', 1);
   if (removed.length) ctx.topicsChanged();
 }
@@ -162,13 +179,13 @@ export function onResync(ctx: HandlerContext, s: Session, msg: ResyncMsg): void 
   // Without state yet, the first snapshot follows through the bus when the poller sees the topic.
   if (e === undefined) return;
   if (!s.live) return s.markDirty(e.topic);
-  s.sendNow(ctx.store.snapshot(e));
+  s.reply(ctx.store.snapshot(e));
   ctx.sent('snapshot', 1);
 }
 
 /** Ping: `pong` with the server time. */
 export function onPing(ctx: HandlerContext, s: Session, id: RequestId | undefined): void {
-  s.sendNow(JSON.stringify({ type: 'pong', id, ts: ctx.now() }));
+  s.reply(JSON.stringify({ type: 'pong', id, ts: ctx.now() }));
   ctx.sent('pong', 1);
 }
 
@@ -177,31 +194,53 @@ export function onPing(ctx: HandlerContext, s: Session, id: RequestId | undefine
  * socket loop, reply `result` (or `error`) whenever it completes.
  */
 export function onGet(ctx: HandlerContext, s: Session, msg: GetMsg): void {
-  if (!s.gets.take(ctx.now())) {
-    return ctx.error(s, wireError('rate_limited', `at most ${s.limits.getsPerMinute} get requests per minute`), msg.id);
+  // Replies this connection has not read yet: no new lookup until they drain.
+  if (s.repliesBacklogged) return ctx.error(s, wireError('rate_limited', BACKLOG_TEXT), msg.id);
+  if (s.getsInFlight >= MAX_GETS_IN_FLIGHT) {
+    return ctx.error(s, wireError('rate_limited', `at most ${MAX_GETS_IN_FLIGHT} get requests unanswered per connection`), msg.id);
   }
-  const r = resolveGet(msg, ctx.families);
+  // Per client (token, else address), across all its connections and its `/api` requests.
+  const client = s.who.clientId ?? s.who.addr;
+  if (!ctx.lookups.admit(client, s.limits.getsPerMinute)) {
+    return ctx.error(s, wireError('rate_limited', `at most ${s.limits.getsPerMinute} lookups per minute per client`), msg.id);
+  }
+  const r = resolveGet(msg, ctx.families, ctx.dates);
   if (!r.ok) return ctx.error(s, r.error, msg.id);
   const q = r.value;
   if (q.code !== undefined && q.resource !== 'index' && !ctx.symbols.has(q.market, q.code)) {
     return ctx.error(s, wireError('invalid_code', `not listed on ${q.market}: ${q.code}`), msg.id);
   }
-  ctx.onDemand.get(q.endpointId, q.params).then(
+  s.getsInFlight++;
+  const done = (): void => void s.getsInFlight--;
+  ctx.onDemand.get(q.endpointId, q.params, { spend: ctx.lookups.spender(client) }).then(
     (res) => {
-      if (s.closing) return;
-      const frame = JSON.stringify({
+      if (s.closing) return done();
+      // The same bytes as JSON.stringify of the whole message, with data serialised once per answer.
+      const head = {
         type: 'result',
         id: msg.id,
         resource: q.resource,
         market: q.market,
         code: q.code,
         ts: res.receivedAt,
-        data: res.data,
-      });
-      s.sendNow(frame);
-      ctx.sent('result', 1);
+        ...(res.dropped ? { dropped: res.dropped } : {}),
+      };
+      const frame = messageWithData(head, 'data', res.data);
+      ctx.replies.push(
+        s,
+        frame,
+        () => {
+          done();
+          ctx.sent('result', 1);
+        },
+        () => {
+          done();
+          ctx.error(s, wireError('rate_limited', BACKLOG_TEXT), msg.id);
+        },
+      );
     },
     (err: unknown) => {
+      done();
       const we = upstreamWireError(err);
       if (we.code === 'internal') ctx.logger.error({ err, endpoint: q.endpointId }, 'get failed unexpectedly');
       else ctx.logger.debug({ code: (err as { code?: unknown }).code, endpoint: q.endpointId }, 'get failed upstream');
@@ -209,6 +248,11 @@ export function onGet(ctx: HandlerContext, s: Session, msg: GetMsg): void {
     },
   );
 }
+
+/** `get`s of one connection waiting for their answer (a lookup, or their turn to be written) at one time. */
+export const MAX_GETS_IN_FLIGHT = 32;
+
+const BACKLOG_TEXT = 'replies to earlier requests are still waiting to be read on this connection; read them, then ask again';
 
 /** Releases the demand of every subscription a closed session held (from SubscriptionIndex.removeAll). */
 export function releaseDemand(demand: DemandSink, held: { topics: readonly string[]; wildcards: readonly string[] }): void {

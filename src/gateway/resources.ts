@@ -2,7 +2,12 @@ import { GET_MARKETS, RESOURCES, type Market, type Resource } from '../protocol/
 import { RESOURCE_CODE, RESOURCE_PARAMS } from '../protocol/resources.js';
 import { INDEX_CODE, STOCK_CODE } from '../protocol/topics.js';
 import { endpoint } from '../upstream/catalogue.js';
+import { KrxCalendar } from '../market/calendar.js';
+import { withDefaultDates, type LookupDates } from './dates.js';
 import { issuesText, wireError, type WireError } from './errors.js';
+
+/** Defaults from the system clock and the calendar without operator closures (tests, tools). */
+const SYSTEM_DATES: LookupDates = { calendar: new KrxCalendar(), now: Date.now };
 
 /**
  * The mapping of a `get` request (resource, market, code, friendly params)
@@ -118,7 +123,7 @@ function withoutUndefined(o: Friendly): Friendly {
  * only for `lists`), `invalid_code` (syntax; listing is checked by the
  * caller), `invalid_params` (friendly params, then the endpoint's schema).
  */
-export function resolveGet(req: GetRequest, families: Families): GetResolution {
+export function resolveGet(req: GetRequest, families: Families, dates: LookupDates = SYSTEM_DATES): GetResolution {
   const { market, code } = req;
   if (!RESOURCE_SET.has(req.resource)) return fail('invalid_resource', `unknown resource: ${JSON.stringify(req.resource)}`);
   const resource = req.resource as Resource;
@@ -128,10 +133,12 @@ export function resolveGet(req: GetRequest, families: Families): GetResolution {
   if (codeError) return { ok: false, error: codeError };
   const friendly = RESOURCE_PARAMS[resource].safeParse(req.params ?? {});
   if (!friendly.success) return fail('invalid_params', issuesText(friendly.error));
+  const dated = withDefaultDates(resource, friendly.data as Friendly, dates);
+  if (typeof dated === 'string') return fail('invalid_params', dated);
   const family: Family = market === 'konex' ? (families.konex ?? families.kospi) : families[market as Market];
   const ids = RESOURCE_ENDPOINTS[resource];
   const id = (code === undefined && ids.bare ? ids.bare : ids.withCode)[family];
-  const mapped = MAP_PARAMS[resource]?.(friendly.data as Friendly) ?? {};
+  const mapped = MAP_PARAMS[resource]?.(dated) ?? {};
   const raw = withoutUndefined({ marketcode: market, ...(code !== undefined ? { issuecode: code } : {}), ...mapped });
   const parsed = endpoint(id).params.safeParse(raw);
   if (!parsed.success) {

@@ -23,7 +23,7 @@ export const RESOURCE_PARAMS = {
   master: none,
   selectivemaster: z.object({ fields: z.array(z.string().min(1).max(40)).min(1).max(85) }).strict(),
   history: z
-    .object({ period: z.enum(['D', 'W', 'M']).default('D'), from: date8, to: date8, count: count.optional() })
+    .object({ period: z.enum(['D', 'W', 'M']).default('D'), from: date8.optional(), to: date8.optional(), count: count.optional() })
     .strict(),
   intraday: z
     .object({
@@ -39,8 +39,8 @@ export const RESOURCE_PARAMS = {
   lists: none,
   closeprice: none,
   investors: none,
-  shortsell: z.object({ from: date8.optional(), to: date8 }).strict(),
-  foreignhistory: z.object({ from: date8, to: date8, count: count.optional() }).strict(),
+  shortsell: z.object({ from: date8.optional(), to: date8.optional() }).strict(),
+  foreignhistory: z.object({ from: date8.optional(), to: date8.optional(), count: count.optional() }).strict(),
   traderanking: none,
   closenav: none,
   index: none,

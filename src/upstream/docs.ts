@@ -1,13 +1,13 @@
 import { CATALOGUE, type Endpoint, type Provision } from './catalogue.js';
 
 /**
- * The README's endpoint table, generated from the catalogue so the two
+ * The endpoint table of docs/UPSTREAM.md, generated from the catalogue so the two
  * cannot drift apart. Pure functions; `scripts/gen-docs.ts` writes the file.
  */
 
-/** Marker line that opens the generated README section. */
+/** Marker line that opens the generated section. */
 export const SECTION_START = '<!-- catalogue:start -->';
-/** Marker line that closes the generated README section. */
+/** Marker line that closes the generated section. */
 export const SECTION_END = '<!-- catalogue:end -->';
 
 /** A provision rule in words (times KST). */
@@ -68,7 +68,7 @@ export function catalogueMarkdown(entries: readonly Endpoint[] = CATALOGUE): str
 export function replaceSection(readme: string, markdown: string): string {
   const start = readme.indexOf(SECTION_START);
   const end = readme.indexOf(SECTION_END);
-  if (start < 0 || end < 0 || end < start) throw new Error(`README needs ${SECTION_START} … ${SECTION_END}`);
+  if (start < 0 || end < 0 || end < start) throw new Error(`docs/UPSTREAM.md needs ${SECTION_START} … ${SECTION_END}`);
   return `${readme.slice(0, start + SECTION_START.length)}\n${markdown}\n${readme.slice(end)}`;
 }
 
@@ -76,6 +76,6 @@ export function replaceSection(readme: string, markdown: string): string {
 export function currentSection(readme: string): string {
   const start = readme.indexOf(SECTION_START);
   const end = readme.indexOf(SECTION_END);
-  if (start < 0 || end < 0 || end < start) throw new Error(`README needs ${SECTION_START} … ${SECTION_END}`);
+  if (start < 0 || end < 0 || end < start) throw new Error(`docs/UPSTREAM.md needs ${SECTION_START} … ${SECTION_END}`);
   return readme.slice(start + SECTION_START.length, end).replace(/^\n/, '').replace(/\n$/, '');
 }

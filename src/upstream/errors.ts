@@ -55,6 +55,36 @@ const RETRYABLE: Readonly<Record<UpstreamErrorCode, boolean>> = {
   malformed_body: true,
 };
 
+/** An answer whose rows were all unusable: how many were dropped, and why the first was (no value from the body). */
+export interface SchemaDrift {
+  readonly dropped: number;
+  readonly reason: string;
+}
+
+/**
+ * The reason of a dropped row (normaliseRow's) without the value it quotes:
+ * `trdPrc: "abc" is not a valid number` becomes `trdPrc is not a valid number`.
+ */
+export function driftReason(reason: string): string {
+  const m = /^(\w+): .* is not a valid (number|string)$/.exec(reason);
+  if (m) return `${m[1]} is not a valid ${m[2]}`;
+  return /^(missing \w+|row is not an object)$/.test(reason) ? reason : 'rows not as declared';
+}
+
+/**
+ * Throws `malformed_body` (schema drift) for an answer whose list had rows
+ * and kept none: an empty result must not look like a success then. A
+ * partial drop passes (the result says how many were dropped).
+ */
+export function requireRows(r: { rows: readonly unknown[]; dropped: number; issues: readonly { reason: string }[] }, endpointId: string): void {
+  if (r.rows.length > 0 || r.dropped === 0) return;
+  const reason = driftReason(r.issues[0]?.reason ?? '');
+  throw new UpstreamError('malformed_body', `${endpointId}: schema drift: all ${r.dropped} rows unusable (${reason})`, {
+    endpointId,
+    drift: { dropped: r.dropped, reason },
+  });
+}
+
 /** Options of an `UpstreamError`. */
 export interface UpstreamErrorOptions {
   /** HTTP status of the response, when there was one. */
@@ -67,6 +97,10 @@ export interface UpstreamErrorOptions {
   readonly resetAt?: number;
   /** For `rate_limited`: the bridge's own share for on-demand lookups is spent, not the upstream's budget. */
   readonly onDemandShare?: boolean;
+  /** For `rate_limited`: one client's part of the on-demand share is spent (no upstream call was made). */
+  readonly clientShare?: boolean;
+  /** For `malformed_body`: every row of the answer's list was unusable (schema drift): how many, and why the first. */
+  readonly drift?: SchemaDrift;
   /** The underlying error. */
   readonly cause?: unknown;
 }
@@ -86,6 +120,10 @@ export class UpstreamError extends Error {
   readonly resetAt?: number;
   /** For `rate_limited`: true when the bridge refused a lookup past its on-demand share (no upstream call was made). */
   readonly onDemandShare?: boolean;
+  /** For `rate_limited`: true when one client's part of the on-demand share is spent (no upstream call was made). */
+  readonly clientShare?: boolean;
+  /** For `malformed_body`: the schema drift that made the answer unusable. */
+  readonly drift?: SchemaDrift;
 
   constructor(code: UpstreamErrorCode, message: string, opts: UpstreamErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -95,6 +133,8 @@ export class UpstreamError extends Error {
     if (opts.endpointId !== undefined) this.endpointId = opts.endpointId;
     if (opts.resetAt !== undefined) this.resetAt = opts.resetAt;
     if (opts.onDemandShare) this.onDemandShare = true;
+    if (opts.clientShare) this.clientShare = true;
+    if (opts.drift) this.drift = opts.drift;
   }
 
   /** The error as wire data: `{ code, message, retryable }` plus status and resetAt when set. */

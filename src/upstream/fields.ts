@@ -25,6 +25,10 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
   IsuEngNm: 'isuEngNm',
   lstTrdTpCd: 'lstAskbidTpCd',
   srtsellTrdVol: 'srtsellTrdvol',
+  // The provider's v2 examples date history-like rows (history, short selling, foreign holding,
+  // index history) `BzDd`, v3 `trdDd`: the wire carries `trdDd`. Where BzDd is a declared field
+  // of its own (selectivemaster) it is kept as it is.
+  BzDd: 'trdDd',
 };
 
 const CHANGE: FieldTable = { cmpprevddTpCd: 's1', cmpprevddPrc: 'n' };

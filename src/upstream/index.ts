@@ -21,5 +21,5 @@ export type { UpstreamErrorCode, UpstreamErrorOptions } from './errors.js';
 /** The daily call budget. */
 export { Budget, nextReset } from './budget.js';
 export type { BudgetSnapshot, BudgetEvents } from './budget.js';
-/** Markdown of the catalogue (README). */
+/** Markdown of the catalogue (docs/UPSTREAM.md). */
 export { catalogueMarkdown } from './docs.js';

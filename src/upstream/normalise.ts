@@ -1,5 +1,6 @@
 import { FIELD_ALIASES, type FieldTable, type FieldType } from './fields.js';
 import type { Envelope, ResponseSpec } from './catalogue.js';
+import type { Row, Scalar } from '../protocol/row.js';
 
 /**
  * Lenient, normalising parsing of upstream bodies. Pure functions.
@@ -10,11 +11,8 @@ import type { Envelope, ResponseSpec } from './catalogue.js';
  * cannot be used is dropped and reported; the rest of the list survives.
  */
 
-/** A normalised field value. */
-export type Scalar = string | number | null;
-
-/** A normalised flat row (unknown fields keep whatever JSON value they had). */
-export type Row = Record<string, Scalar>;
+/** A normalised field value, and a normalised flat row: defined in src/protocol (the SDK holds the same rows). */
+export type { Row, Scalar } from '../protocol/row.js';
 
 /** Why a row was dropped or a top-level field was nulled. */
 export interface RowIssue {

@@ -27,9 +27,9 @@ const RESOURCE_CASES: [Record<string, unknown>, string, Record<string, unknown>]
     { marketcode: 'kosdaq', issuecode: '500002', trnsmCycleTpCd: 'M', inqStrtDd: '20250101', inqEndDd: '20251231', reqCnt: 12 },
   ],
   [
-    { resource: 'intraday', market: 'kospi', code: '000002', params: { interval: '10', from: '0900', to: '0910' } },
+    { resource: 'intraday', market: 'kospi', code: '000002', params: { interval: '10', date: '20261120', from: '0900', to: '0910' } },
     'v2.stocks.intraday',
-    { marketcode: 'kospi', issuecode: '000002', inddCycleTpCd: '10', strtTm: '0900', endTm: '0910' },
+    { marketcode: 'kospi', issuecode: '000002', inddCycleTpCd: '10', inqStrtDd: '20261120', strtTm: '0900', endTm: '0910' },
   ],
   [{ resource: 'lists', market: 'konex' }, 'v2.stocks.lists', { marketcode: 'konex' }],
   [{ resource: 'lists', market: 'kosdaq' }, 'v3.closed.lists', { marketcode: 'kosdaq' }],

@@ -72,8 +72,9 @@ export async function startHarness(
   const bus = new LocalBus();
   const demand = new Demand();
   const symbols = new SymbolDirectory();
-  symbols.load('kospi', codes(symbolCount).map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}003`, isuKorNm: `코스피${c}` })));
-  symbols.load('kosdaq', codes(symbolCount, 500000).map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}008`, isuKorNm: `코스닥${c}` })));
+  // Numbered codes, plus the large caps the REST passthrough tests ask for.
+  symbols.load('kospi', [...codes(symbolCount), '005930', '000660'].map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}003`, isuKorNm: `코스피${c}` })));
+  symbols.load('kosdaq', [...codes(symbolCount, 500000), '247540'].map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}008`, isuKorNm: `코스닥${c}` })));
   const metrics = new Metrics({ defaults: false });
   const onDemand = new FakeOnDemand();
   const statuses: FeedStatus[] = [];

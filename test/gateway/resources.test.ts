@@ -2,12 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../src/protocol/constants.js';
 import { RESOURCE_ENDPOINTS, resolveGet, type Families, type GetRequest } from '../../src/gateway/resources.js';
 import { findEndpoint } from '../../src/upstream/catalogue.js';
+import { KrxCalendar } from '../../src/market/calendar.js';
+
+/** Tuesday 2026-11-24, 12:00 KST: the market is open. */
+const NOON = Date.parse('2026-11-24T03:00:00Z');
+const DATES = { calendar: new KrxCalendar(), now: () => NOON };
 
 const V2: Families = { kospi: 'v2', kosdaq: 'v2' };
 const V3: Families = { kospi: 'v3', kosdaq: 'v3' };
 
 function ok(req: GetRequest, families: Families) {
-  const r = resolveGet(req, families);
+  const r = resolveGet(req, families, DATES);
   if (!r.ok) throw new Error(`${req.resource}: ${r.error.code} ${r.error.message}`);
   return r.value;
 }
@@ -43,7 +48,7 @@ const CASES: [GetRequest, string, string, Record<string, unknown>][] = [
     { resource: 'intraday', market: 'kosdaq', code: '247540' },
     'v2.stocks.intraday',
     'v3.realtime.stocks.intraday',
-    { inddCycleTpCd: '60', strtTm: '0900', endTm: '1530' },
+    { inddCycleTpCd: '60', inqStrtDd: '20261124', strtTm: '0900', endTm: '1530' },
   ],
   [{ resource: 'lists', market: 'konex' }, 'v2.stocks.lists', 'v3.closed.lists', {}],
   [{ resource: 'closeprice', market: 'kospi', code: '005930' }, 'v2.stocks.closeprice', 'v3.closed.closeprice', {}],
@@ -114,10 +119,9 @@ describe('resolveGet', () => {
     [{ resource: 'history', market: 'kospi', code: '005930', params: { from: '20260101', to: '20261120', count: 101 } }, 'invalid_params'],
     [{ resource: 'intraday', market: 'kospi', code: '005930', params: { interval: 30 } }, 'invalid_params'],
     [{ resource: 'selectivemaster', market: 'kospi', code: '005930', params: { fields: ['noSuchField'] } }, 'invalid_params'],
-    [{ resource: 'foreignhistory', market: 'kospi', code: '005930', params: { to: '20261120' } }, 'invalid_params'],
   ];
   it.each(ERRORS)('%o is refused with %s', (req, code) => {
-    const r = resolveGet(req, V2);
+    const r = resolveGet(req, V2, DATES);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error.code).toBe(code);
   });
@@ -125,7 +129,7 @@ describe('resolveGet', () => {
   it('v3 shortsell needs a start date (the v3 endpoint requires it)', () => {
     const req: GetRequest = { resource: 'shortsell', market: 'kospi', code: '005930', params: { to: '20261120' } };
     expect(ok(req, V2).params).toEqual({ marketcode: 'kospi', issuecode: '005930', inqEndDd: '20261120' });
-    const r = resolveGet(req, V3);
+    const r = resolveGet(req, V3, DATES);
     expect(r.ok ? 'ok' : r.error.code).toBe('invalid_params');
   });
 });

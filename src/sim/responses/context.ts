@@ -50,6 +50,22 @@ export function isV2(ctx: Ctx): boolean {
   return ctx.endpoint.family === 'v2';
 }
 
+/**
+ * The name of the date of history-like rows (history, short selling,
+ * foreign holding, index history): the provider's v2 examples date them
+ * `BzDd`, v3 `trdDd`.
+ */
+export function rowDateKey(ctx: Ctx): 'BzDd' | 'trdDd' {
+  return isV2(ctx) ? 'BzDd' : 'trdDd';
+}
+
+/** `row` with its `trdDd` renamed to `key` (first, as the provider puts it). */
+export function datedAs(key: 'BzDd' | 'trdDd', row: Record<string, unknown>): Record<string, unknown> {
+  if (key === 'trdDd') return row;
+  const { trdDd, ...rest } = row;
+  return { [key]: trdDd, ...rest };
+}
+
 /** Rounds to 2 decimals. */
 export function r2(x: number): number {
   return Math.round(x * 100) / 100;

@@ -1,4 +1,4 @@
-import { NATION_HOLIDAYS, addDays } from '../calendar.js';
+import { NATION_HOLIDAYS, addDays, isHoliday } from '../calendar.js';
 import type { Market } from '../market/market.js';
 import type { Issue } from '../market/universe.js';
 import { gauss, hashString, unit } from '../random.js';
@@ -82,7 +82,9 @@ const holiday: Builder = (ctx) => {
   const today = ctx.market.time.date;
   const days = NATION_HOLIDAYS[nation] ?? [];
   const out: string[] = [];
-  for (let d = addDays(today, 1); d <= addDays(today, 366); d = addDays(d, 1)) if (days.includes(d.slice(4))) out.push(d);
+  for (let d = addDays(today, 1); d <= addDays(today, 366); d = addDays(d, 1)) {
+    if (nation === 'KR' ? isHoliday(d, 'KR') : days.includes(d.slice(4))) out.push(d);
+  }
   return ok({ marketCd: nation, lists: out });
 };
 

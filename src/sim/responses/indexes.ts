@@ -3,7 +3,7 @@ import { periodBars } from '../market/history.js';
 import type { IndexDef, IndexLive } from '../market/indexes.js';
 import { addFlows, emptyFlows, issueFlows, withAggregates } from '../market/investors.js';
 import type { Market } from '../market/market.js';
-import { isV2, ok, r2, Refused, type Builder, type Ctx } from './context.js';
+import { datedAs, isV2, ok, r2, Refused, rowDateKey, type Builder, type Ctx } from './context.js';
 import { historyRange, historyRows, intradayRows, investorRows } from './stocks.js';
 
 /**
@@ -142,7 +142,9 @@ const intraday: Builder = (ctx) => {
 const history: Builder = (ctx) => {
   const [def] = indexOf(ctx);
   const r = historyRange(ctx);
-  const rows = historyRows(periodBars(def.spec, r.period, r.from, r.to, r.limit, ctx.market.indexDaily(def.code)), false);
+  const rows = historyRows(periodBars(def.spec, r.period, r.from, r.to, r.limit, ctx.market.indexDaily(def.code)), false).map((row) =>
+    datedAs(rowDateKey(ctx), row),
+  );
   return ok(isV2(ctx) ? { isuSrtCd: def.code, isuKorNm: def.name, hisLists: rows } : { isuSrtCd: def.code, hisLists: rows });
 };
 

@@ -8,7 +8,7 @@ import { changeCode } from '../market/walk.js';
 import { MEMBERS } from '../data/name-parts.js';
 import { gauss, hashString, unit } from '../random.js';
 import { tickDown, tickUp } from '../ticks.js';
-import { dateNum, isV2, issueOf, ok, r2, Refused, type Builder, type Ctx } from './context.js';
+import { dateNum, datedAs, isV2, issueOf, ok, r2, Refused, rowDateKey, type Builder, type Ctx } from './context.js';
 import { selectiveMaster, shortRow, stockMaster } from './master.js';
 
 /**
@@ -167,7 +167,8 @@ const shortsell: Builder = (ctx) => {
   const m = ctx.market;
   const days = daysInRange(m, ctx.params.inqStrtDd as string | undefined, String(ctx.params.inqEndDd), 100);
   const over = m.issueDaily(issue);
-  return ok({ isuSrtCd: issue.code, hisLists: days.map((d) => shortRow(issue, dailyBar(m.specOf(issue), d, over))) });
+  const key = rowDateKey(ctx);
+  return ok({ isuSrtCd: issue.code, hisLists: days.map((d) => datedAs(key, shortRow(issue, dailyBar(m.specOf(issue), d, over)))) });
 };
 
 const foreignHistory: Builder = (ctx) => {
@@ -177,11 +178,12 @@ const foreignHistory: Builder = (ctx) => {
   const days = daysInRange(m, String(ctx.params.inqStrtDd), String(ctx.params.inqEndDd), limit);
   const baseRatio = issue.idx < 10 ? 0.5 : 0.02 + 0.3 * unit(issue.key, 0x83);
   const held = (d: string) => Math.round(issue.listShrs * baseRatio * (1 + 0.03 * Math.sin(Number(d) / 53) + 0.002 * gauss(issue.key, hashString(d), 0x84)));
+  const key = rowDateKey(ctx);
   return ok({
     isuSrtCd: issue.code,
     hisLists: days.map((d) => {
       const vol = held(d);
-      return { FornHdVol: vol, cmpprevddFornHdVol: vol - held(prevTradingDay(d)), FornHdVolRt: r2((vol / issue.listShrs) * 100), trdDd: dateNum(d) };
+      return { FornHdVol: vol, cmpprevddFornHdVol: vol - held(prevTradingDay(d)), FornHdVolRt: r2((vol / issue.listShrs) * 100), [key]: dateNum(d) };
     }),
   });
 };
@@ -220,7 +222,7 @@ const history: Builder = (ctx) => {
   const m = ctx.market;
   const r = historyRange(ctx);
   const bars = periodBars(m.specOf(issue), r.period, r.from, r.to, r.limit, m.issueDaily(issue));
-  return ok({ isuSrtCd: issue.code, hisLists: historyRows(bars, r.period === 'D') });
+  return ok({ isuSrtCd: issue.code, hisLists: historyRows(bars, r.period === 'D').map((row) => datedAs(rowDateKey(ctx), row)) });
 };
 
 /** Intraday rows of bars within the request's time window, newest first. */
