@@ -1,4 +1,6 @@
 import { CHANNELS, LIST_CHANNELS, MARKETS, WILDCARD, type Channel, type Market, type Resource } from '../protocol/constants.js';
+import { viewOf, type RowView } from './view.js';
+import { checkRange, dayBefore, toDate8, type DateLike } from './dates.js';
 import type { ResultMsg, SubscribedMsg, UnsubscribedMsg } from '../protocol/messages.js';
 import { topicOf } from '../protocol/topics.js';
 import { KrxCore } from './core.js';
@@ -12,6 +14,7 @@ import type {
   CloseNavData,
   ForeignHistoryData,
   HistoryData,
+  HistoryRow,
   IndexData,
   IntradayData,
   InvestorsData,
@@ -34,18 +37,39 @@ import type { GetMarket } from './types.js';
  * docs/PROTOCOL.md.
  */
 
+/** Bars a page of `historyPages` asks for (the upstream's most). */
+const PAGE = 100;
+
+/** One page of `historyPages`. */
+export interface HistoryPage {
+  /** Bars, newest first. */
+  readonly rows: readonly HistoryRow[];
+  /** Whether older bars remain in the range (another page follows). */
+  readonly hasMore: boolean;
+}
+
+/** `params` with `from`/`to` as `YYYYMMDD`, checked. */
+function datedParams(params: HistoryParams): Record<string, unknown> {
+  const from = params.from === undefined ? undefined : toDate8(params.from, 'from');
+  const to = params.to === undefined ? undefined : toDate8(params.to, 'to');
+  checkRange(from, to);
+  return { ...params, ...(from ? { from } : {}), ...(to ? { to } : {}) };
+}
+
 /** A date, `YYYYMMDD` (string or number). */
 export type Date8 = string | number;
 /** A time of day, `HHMM` (string or number; 900 is 09:00). */
 export type Time4 = string | number;
 
-/** Parameters of `history`. */
+/** Parameters of `history`; with none, the last 20 daily bars up to today. */
 export interface HistoryParams {
   /** Bar period: day, week or month; default `D`. */
   readonly period?: 'D' | 'W' | 'M';
-  readonly from: Date8;
-  readonly to: Date8;
-  /** Most bars, 1–100. */
+  /** First day; default far enough back for `count` bars. */
+  readonly from?: DateLike;
+  /** Last day; default today (KST). */
+  readonly to?: DateLike;
+  /** Most bars, 1–100 (the newest); default 20 when `from` is left out. */
   readonly count?: number;
 }
 
@@ -53,7 +77,7 @@ export interface HistoryParams {
 export interface IntradayParams {
   /** Bar length in seconds; default 60. */
   readonly interval?: 10 | 60 | 600;
-  /** Day; default today. */
+  /** Day; default today once the market opened, else the last session. */
   readonly date?: Date8;
   /** First bar time; default 0900. */
   readonly from?: Time4;
@@ -64,14 +88,17 @@ export interface IntradayParams {
 /** Parameters of `shortsell`. */
 export interface ShortSellParams {
   readonly from?: Date8;
-  readonly to: Date8;
+  /** Last day; default today (KST). */
+  readonly to?: Date8;
 }
 
 /** Parameters of `foreignhistory`. */
 export interface ForeignHistoryParams {
-  readonly from: Date8;
-  readonly to: Date8;
-  /** Most rows, 1–100. */
+  /** First day; default far enough back for `count` rows. */
+  readonly from?: Date8;
+  /** Last day; default today (KST). */
+  readonly to?: Date8;
+  /** Most rows, 1–100 (the newest); default 20 when `from` is left out. */
   readonly count?: number;
 }
 
@@ -146,6 +173,13 @@ export class KrxClient extends KrxCore {
     return this.stream.table.row(topicOf(channel, market, code)) as ChannelRows[C] | undefined;
   }
 
+  /** The readable view of a topic's local row (`price`, `change`, `volume`, `time`, …), if one is held. */
+  view(channel: Channel, market: Market, code: string): RowView | undefined {
+    const topic = topicOf(channel, market, code);
+    const row = this.stream.table.row(topic);
+    return row === undefined ? undefined : viewOf(row, this.stream.table.ts(topic) ?? 0);
+  }
+
   /** The seq of a topic's local row, if one is held. */
   seq(topic: string): number | undefined {
     return this.stream.table.seq(topic);
@@ -208,9 +242,52 @@ export class KrxClient extends KrxCore {
     return this.get('selectivemaster', market, code, { fields: [...fields] }, opts);
   }
 
-  /** Daily, weekly or monthly bars of an issue, newest first (at most 100). */
-  history(market: Market, code: string, params: HistoryParams, opts?: RequestOptions): Promise<HistoryData> {
-    return this.get('history', market, code, { ...params }, opts);
+  /**
+   * Daily, weekly or monthly bars of an issue, newest first (at most 100; for
+   * more, `historyPages` or `historyAll`). Dates are checked here: a bad one,
+   * or `from` after `to`, rejects with `invalid_params` and sends nothing.
+   */
+  history(market: Market, code: string, params: HistoryParams = {}, opts?: RequestOptions): Promise<HistoryData> {
+    let dated: Record<string, unknown>;
+    try {
+      dated = datedParams(params);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return this.get('history', market, code, dated, opts);
+  }
+
+  /**
+   * Pages through bars of any range, newest first, 100 a page: each page says
+   * whether more remains (`hasMore`). Stops at `from` (default: as far as the
+   * upstream has bars), or when the caller stops iterating.
+   */
+  async *historyPages(
+    market: Market,
+    code: string,
+    params: Omit<HistoryParams, 'count'> = {},
+    opts?: RequestOptions,
+  ): AsyncGenerator<HistoryPage, void, undefined> {
+    const from = params.from === undefined ? undefined : toDate8(params.from, 'from');
+    let to = params.to === undefined ? undefined : toDate8(params.to, 'to');
+    checkRange(from, to);
+    const first = from ?? '19000101';
+    for (;;) {
+      const page = await this.history(market, code, { ...(params.period ? { period: params.period } : {}), from: first, ...(to ? { to } : {}), count: PAGE }, opts);
+      const rows = page.hisLists;
+      const oldest = rows.at(-1)?.trdDd;
+      const hasMore = rows.length === PAGE && typeof oldest === 'string' && oldest > first;
+      yield { rows, hasMore };
+      if (!hasMore) return;
+      to = dayBefore(oldest);
+    }
+  }
+
+  /** Every bar of a range (`historyPages` joined), newest first. */
+  async historyAll(market: Market, code: string, params: Omit<HistoryParams, 'count'> = {}, opts?: RequestOptions): Promise<HistoryRow[]> {
+    const out: HistoryRow[] = [];
+    for await (const page of this.historyPages(market, code, params, opts)) out.push(...page.rows);
+    return out;
   }
 
   /** Intraday bars of an issue (10, 60 or 600 s), newest first (at most 100). */
@@ -234,12 +311,12 @@ export class KrxClient extends KrxCore {
   }
 
   /** Short selling and lending balances of an issue by day. */
-  shortsell(market: Market, code: string, params: ShortSellParams, opts?: RequestOptions): Promise<ShortSellData> {
+  shortsell(market: Market, code: string, params: ShortSellParams = {}, opts?: RequestOptions): Promise<ShortSellData> {
     return this.get('shortsell', market, code, { ...params }, opts);
   }
 
   /** Foreign holding of an issue by day (at most 100 rows). */
-  foreignhistory(market: Market, code: string, params: ForeignHistoryParams, opts?: RequestOptions): Promise<ForeignHistoryData> {
+  foreignhistory(market: Market, code: string, params: ForeignHistoryParams = {}, opts?: RequestOptions): Promise<ForeignHistoryData> {
     return this.get('foreignhistory', market, code, { ...params }, opts);
   }
 

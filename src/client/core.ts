@@ -29,6 +29,8 @@ const RETRY_MS = 1000;
 const CLOSE_GRACE_MS = 1000;
 /** The socket closed without a close frame (or the client gave up on it). */
 const ABNORMAL = 1006;
+/** How long after a 1001 the client keeps retrying promptly while the server restarts (ms). */
+const RESTART_WINDOW_MS = 60_000;
 
 const now = (): number => performance.now();
 
@@ -57,6 +59,10 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   private readonly waiters = new Set<{ resolve: () => void; reject: (e: KrxError) => void }>();
   private closing: Promise<void> | undefined;
   private closeDone: (() => void) | undefined;
+  /** Attempts since the last welcome (for `reconnecting`). */
+  private attempts = 0;
+  /** Until when (performance.now ms) the server is taken to be restarting after its 1001: retries stay prompt. */
+  private restartingUntil = 0;
 
   /** Validates the options and starts connecting (on the next microtask). */
   constructor(url: string, options: KrxClientOptions = {}) {
@@ -67,6 +73,15 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     }
     const parsed = new URL(url);
     if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new TypeError(`not a WebSocket URL: ${parsed.protocol}`);
+    if (options.replay) {
+      // The replay endpoint beside the live one: …/ws → …/ws/replay?date=…&from=…&to=…&speed=…
+      const r = options.replay;
+      parsed.pathname = `${parsed.pathname.replace(/\/$/, '')}/replay`;
+      parsed.searchParams.set('date', r.date);
+      if (r.from !== undefined) parsed.searchParams.set('from', r.from);
+      if (r.to !== undefined) parsed.searchParams.set('to', r.to);
+      if (r.speed !== undefined) parsed.searchParams.set('speed', String(r.speed));
+    }
     this.url = parsed.toString();
     this.ctor = ctor;
     this.opts = options;
@@ -260,21 +275,28 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
 
   /** The socket is gone: settle what depended on it, then reconnect (or close). */
   private lost(code: number, reason: string): void {
+    const wasLive = this.live;
     this.conn = undefined;
     this.live = false;
     this.timers.clearAll();
     this.outbox.clear();
     this.stream.disconnected();
     this.forgetInflight();
-    this.emit('disconnect', code, reason);
+    // Once per connection that was up: a retry that fails is a `reconnecting`, not another disconnect.
+    if (wasLive || this.current === 'closed') this.emit('disconnect', code, reason);
     if (this.current === 'closed') return this.closeDone?.();
-    if (this.opts.reconnect === false) {
+    // A replay that played to its end (1000) is over: nothing to reconnect to.
+    if (this.opts.reconnect === false || (this.opts.replay !== undefined && code === CLOSE_CODES.normal.code)) {
       this.closing = Promise.resolve();
       return this.shutdown(new KrxError('connection', `connection lost (${code}${reason ? ` ${reason}` : ''})`));
     }
-    const delay =
-      code === CLOSE_CODES.goingAway.code ? this.backoff.restart() : PENALISED.has(code) ? this.backoff.penalty() : this.backoff.next();
+    // A server that said it is restarting (1001) is retried promptly until it is back (for up to a minute), not with growing delays.
+    if (code === CLOSE_CODES.goingAway.code) this.restartingUntil = now() + RESTART_WINDOW_MS;
+    const restarting = now() < this.restartingUntil && !PENALISED.has(code);
+    const delay = restarting ? this.backoff.restart() : PENALISED.has(code) ? this.backoff.penalty() : this.backoff.next();
+    this.attempts++;
     this.setState('reconnecting');
+    this.emit('reconnecting', this.attempts, delay);
     this.timers.set('retry', delay, () => void this.connect());
   }
 
@@ -325,6 +347,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     if (this.seqEpoch !== undefined && this.seqEpoch !== w.epoch) this.stream.epochChanged();
     this.seqEpoch = w.epoch;
     this.live = true;
+    this.attempts = 0;
+    this.restartingUntil = 0;
     this.timers.set('stable', this.opts.stableAfterMs ?? 5000, () => this.backoff.reset());
     if (this.opts.heartbeat !== false) this.armHeartbeat(Math.max(100, w.heartbeatMs));
     this.setState('open');
@@ -361,7 +385,10 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
       build: (id) => this.subscribeMsg(plan, id),
       sent: false,
       sentAt: 0,
-      resolve: () => undefined,
+      resolve: (reply) => {
+        const recovered = (reply as { recovered?: Record<string, boolean> } | undefined)?.recovered;
+        if (recovered !== undefined && Object.keys(recovered).length > 0) this.emit('resumed', recovered);
+      },
       reject: (e) => this.resubscribeFailed(plan, e),
     };
     this.requests.add(req);

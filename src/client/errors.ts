@@ -9,6 +9,8 @@ import { ERROR_CODES, type ErrorCode } from '../protocol/errors.js';
 export const CLIENT_ERROR_CODES = {
   /** A request got no answer within its timeout. */
   timeout: { retryable: true, text: 'No answer within the request timeout.' },
+  /** A request waited its whole timeout for a connection that never came (the bridge is down or unreachable). */
+  not_connected: { retryable: true, text: 'Not connected to the bridge within the request timeout.' },
   /** The client was closed (by `close()`) before the request was answered. */
   closed: { retryable: false, text: 'The client is closed.' },
   /** The connection failed or was lost and the client does not reconnect. */

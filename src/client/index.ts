@@ -8,7 +8,7 @@
 /** The client. */
 export { KrxClient } from './client.js';
 /** Parameter and helper types of the client's methods. */
-export type { Date8, Time4, HistoryParams, IntradayParams, ShortSellParams, ForeignHistoryParams, RowOfTopic } from './client.js';
+export type { Date8, Time4, HistoryParams, HistoryPage, IntradayParams, ShortSellParams, ForeignHistoryParams, RowOfTopic } from './client.js';
 /** Options, states and events. */
 export type { ConnectionState, GetMarket, KrxClientOptions, KrxClientEvents, ChannelListener } from './types.js';
 /** Per-request options (timeout, abort signal). */
@@ -19,6 +19,8 @@ export type { WebSocketLike, WebSocketConstructor } from './connection.js';
 export type { FeedSubscription } from './subscriptions.js';
 /** What listeners receive about a change, and why a topic resyncs. */
 export type { Change, LocalRow, ResyncReason } from './topics/state.js';
+export { Direction, kstTime, viewOf, type RowView } from './view.js';
+export { toDate8, type DateLike } from './dates.js';
 /** Errors with stable codes. */
 export { KrxError, isKrxError, CLIENT_ERROR_CODES } from './errors.js';
 /** Error code and option types. */

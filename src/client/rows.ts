@@ -14,7 +14,11 @@ export type Num = number | null;
 /** A text field (codes, names, dates, times, flags), or `null` for a placeholder. */
 export type Str = string | null;
 
-/** Fields the tables do not declare, kept as the upstream sent them. */
+/**
+ * Fields the tables do not declare, kept as the upstream sent them. Not part
+ * of the row types (a misspelt field is a compile error); read one with
+ * `(row as ExtraFields).someField`.
+ */
 export interface ExtraFields {
   readonly [field: string]: unknown;
 }
@@ -51,7 +55,7 @@ type BookLevels = {
 // ---- streamed rows (one per topic) ----------------------------------------
 
 /** A `quote` row (multi-quote `lists`): last price, volume, value, market cap. */
-export interface QuoteRow extends ExtraFields, Acc {
+export interface QuoteRow extends Acc {
   readonly isuSrtCd: string;
   readonly trdPrc?: Num;
   /** Market capitalisation, KRW. */
@@ -59,7 +63,7 @@ export interface QuoteRow extends ExtraFields, Acc {
 }
 
 /** An `ohlc` row (multi-quote `ohlclists`): open, high, low, last. */
-export interface OhlcRow extends ExtraFields, Ohlc {
+export interface OhlcRow extends Ohlc {
   readonly isuSrtCd: string;
 }
 
@@ -67,7 +71,7 @@ export interface OhlcRow extends ExtraFields, Ohlc {
 export type AhtRow = OhlcRow;
 
 /** A `top` row (multi-quote `quotelists`): last price and best ask/bid. */
-export interface TopRow extends ExtraFields {
+export interface TopRow {
   readonly isuSrtCd: string;
   readonly trdPrc?: Num;
   readonly askStep1BstordPrc?: Num;
@@ -77,7 +81,7 @@ export interface TopRow extends ExtraFields {
 }
 
 /** A `price` row (last trade), also the `get price` result. */
-export interface PriceRow extends ExtraFields, Change, Ohlc, Acc {
+export interface PriceRow extends Change, Ohlc, Acc {
   readonly isuSrtCd: string;
   /** Volume of the last trade, shares. */
   readonly trdvol?: Num;
@@ -90,7 +94,7 @@ export interface PriceRow extends ExtraFields, Change, Ohlc, Acc {
 }
 
 /** A `book` row (10-level order book, LP quotes excluded), also the `get orderbook` result. */
-export interface BookRow extends ExtraFields, BookLevels {
+export interface BookRow extends BookLevels {
   readonly isuSrtCd: string;
   readonly accTrdvol?: Num;
   readonly askordTotRqty?: Num;
@@ -104,7 +108,7 @@ export interface BookRow extends ExtraFields, BookLevels {
 }
 
 /** An `index` row (realtime index value); `isuSrtCd` is the industry code. */
-export interface IndexRow extends ExtraFields, Change, Acc {
+export interface IndexRow extends Change, Acc {
   readonly isuSrtCd: string;
   readonly trdTm?: Str;
   readonly trdPrc?: Num;
@@ -127,7 +131,7 @@ export type AnyRow = ChannelRows[Channel];
 // ---- get results ------------------------------------------------------------
 
 /** `get master`: master data of an issue (STOCK-MASTER with the v3 additions). */
-export interface MasterData extends ExtraFields {
+export interface MasterData {
   readonly trdDd?: Str;
   readonly isuCd?: Str;
   readonly isuSrtCd?: Str;
@@ -209,7 +213,7 @@ export type KnownFields<T> = Extract<keyof { [K in keyof T as string extends K ?
 export type SelectiveMasterField = KnownFields<SelectiveMasterData>;
 
 /** One daily, weekly or monthly bar (`opnintQty` on derivatives only). */
-export interface HistoryRow extends ExtraFields, Ohlc, Change, Acc {
+export interface HistoryRow extends Ohlc, Change, Acc {
   /** Trading day, `YYYYMMDD`. */
   readonly trdDd: string;
   readonly opnintQty?: Num;
@@ -223,12 +227,12 @@ interface HistoryTop {
 }
 
 /** `get history`: bars, newest first, at most 100. */
-export interface HistoryData extends ExtraFields, HistoryTop {
+export interface HistoryData extends HistoryTop {
   readonly hisLists: readonly HistoryRow[];
 }
 
 /** One intraday bar. */
-export interface IntradayRow extends ExtraFields {
+export interface IntradayRow {
   /** Bar time, `HHMMSSmm`. */
   readonly inddTm: string;
   readonly inddOpnprc?: Num;
@@ -242,12 +246,12 @@ export interface IntradayRow extends ExtraFields {
 }
 
 /** `get intraday`: bars of 10, 60 or 600 s, newest first, at most 100. */
-export interface IntradayData extends ExtraFields, HistoryTop {
+export interface IntradayData extends HistoryTop {
   readonly hisLists: readonly IntradayRow[];
 }
 
 /** One symbol of a market's list. */
-export interface ListItem extends ExtraFields {
+export interface ListItem {
   readonly isuSrtCd: string;
   /** Standard code (ISIN), e.g. `KR7005930003`. */
   readonly isuCd?: Str;
@@ -257,19 +261,19 @@ export interface ListItem extends ExtraFields {
 }
 
 /** `get lists`: the symbol list of a market (KONEX too). */
-export interface ListsData extends ExtraFields {
+export interface ListsData {
   readonly trdDd?: Str;
   readonly mktEndTm?: Str;
   readonly isuLists: readonly ListItem[];
 }
 
 /** `get closeprice`: closing (or current) quote of an issue. */
-export interface ClosePriceData extends ExtraFields, Change, Ohlc, Acc {
+export interface ClosePriceData extends Change, Ohlc, Acc {
   readonly isuSrtCd?: Str;
 }
 
 /** Trading by one investor type. */
-export interface InvestorRow extends ExtraFields {
+export interface InvestorRow {
   /** Investor type code (provider code table). */
   readonly invstCd: string;
   readonly askTrdvol?: Num;
@@ -279,7 +283,7 @@ export interface InvestorRow extends ExtraFields {
 }
 
 /** `get investors`: trading by investor type, of an issue or of the market. */
-export interface InvestorsData extends ExtraFields {
+export interface InvestorsData {
   readonly Tm?: Str;
   readonly isuSrtCd?: Str;
   readonly isuCd?: Str;
@@ -287,7 +291,7 @@ export interface InvestorsData extends ExtraFields {
 }
 
 /** One day of short selling and lending. */
-export interface ShortSellRow extends ExtraFields {
+export interface ShortSellRow {
   readonly trdDd: string;
   readonly srtsellTrdvol?: Num;
   readonly srtsellTrdAmt?: Num;
@@ -297,13 +301,13 @@ export interface ShortSellRow extends ExtraFields {
 }
 
 /** `get shortsell`: short selling and lending balances by day. */
-export interface ShortSellData extends ExtraFields {
+export interface ShortSellData {
   readonly isuSrtCd?: Str;
   readonly hisLists: readonly ShortSellRow[];
 }
 
 /** One day of foreign holding. */
-export interface ForeignRow extends ExtraFields {
+export interface ForeignRow {
   readonly trdDd: string;
   readonly FornHdVol?: Num;
   readonly cmpprevddFornHdVol?: Num;
@@ -312,7 +316,7 @@ export interface ForeignRow extends ExtraFields {
 }
 
 /** `get foreignhistory`: foreign holding by day, at most 100 rows. */
-export interface ForeignHistoryData extends ExtraFields {
+export interface ForeignHistoryData {
   readonly isuSrtCd?: Str;
   readonly hisLists: readonly ForeignRow[];
 }
@@ -325,12 +329,12 @@ type Ranking = { readonly [K in `${'bid' | 'ask'}TrdMbr${Rank}`]?: Str } & {
 };
 
 /** `get traderanking`: the top 5 trading members on each side. */
-export interface TradeRankingData extends ExtraFields, Ranking {
+export interface TradeRankingData extends Ranking {
   readonly isuSrtCd?: Str;
 }
 
 /** `get closenav`: an ETF's net asset value after the close. */
-export interface CloseNavData extends ExtraFields {
+export interface CloseNavData {
   readonly isuSrtCd?: Str;
   readonly nav?: Num;
   readonly cmpprevddNav?: Num;
@@ -341,7 +345,7 @@ export interface CloseNavData extends ExtraFields {
  * realtime fields (`trdTm`); the market index (without) carries the closing
  * ones (OHLC, issue count, listed shares, market cap).
  */
-export interface IndexData extends ExtraFields, Change, Ohlc, Acc {
+export interface IndexData extends Change, Ohlc, Acc {
   readonly isuSrtCd?: Str;
   readonly trdTm?: Str;
   readonly isuCnt?: Num;

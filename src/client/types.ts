@@ -27,6 +27,13 @@ export interface KrxClientOptions extends BackoffOptions {
    * On Node 20 pass the `ws` package's: `new KrxClient(url, { WebSocket })`.
    */
   readonly WebSocket?: WebSocketConstructor;
+  /**
+   * Open on a recorded day instead of the live market (`/ws/replay`): the
+   * day (`YYYYMMDD`), the window (`HHMMSS` KST, default the whole day) and the
+   * speed (1–1000, or `'max'`; default 1). The client then behaves exactly as
+   * live; when the replay ends (close 1000) it closes instead of reconnecting.
+   */
+  readonly replay?: { readonly date: string; readonly from?: string; readonly to?: string; readonly speed?: number | 'max' };
   /** Token sent as `?token=` on every (re)connect; a function is asked each time (for refresh). */
   readonly token?: string | (() => string | Promise<string>);
   /** Default time allowed for a request's answer, from the call (ms); default 10000. */
@@ -78,8 +85,17 @@ export interface KrxClientEvents {
   state: (prev: ConnectionState, next: ConnectionState) => void;
   /** A connection was welcomed (after subscriptions were restored). */
   welcome: (welcome: WelcomeMsg) => void;
-  /** A socket closed or failed to open; `code` 1006 when no close frame came. */
+  /** A connection that was up closed; `code` 1006 when no close frame came. Once per connection, not per failed retry. */
   disconnect: (code: number, reason: string) => void;
+  /** The client will try to connect again: the `attempt` since it was last up, after `delayMs`. */
+  reconnecting: (attempt: number, delayMs: number) => void;
+  /**
+   * After a reconnect, per topic whose rows were held: `true` when the
+   * server brought it up to date with the patches it missed (or it missed
+   * none), `false` when it sent a fresh snapshot instead (a new epoch, or the
+   * missed patches no longer buffered).
+   */
+  resumed: (recovered: Readonly<Record<string, boolean>>) => void;
   /** One topic's local row went out of step and a fresh snapshot was requested. */
   resync: (topic: string, reason: ResyncReason) => void;
 }

@@ -1,6 +1,6 @@
 import { hasShape, rowShape, type RowShape } from '../protocol/crc32.js';
 import type { Row } from '../upstream/normalise.js';
-import { pointer, same } from './diff.js';
+import { pointer, same } from '../protocol/patch.js';
 import { jsonScalar } from './frames.js';
 
 /**

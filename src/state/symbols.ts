@@ -18,12 +18,16 @@ export interface SymbolInfo {
   readonly name: string;
   /** Korean abbreviated name. */
   readonly abbr: string;
+  /** English name, once known (the symbol lists have none; it comes from the issue's master data). */
+  readonly engName?: string;
 }
 
 /** Symbols by market, replaced wholesale when a market's list is (re)loaded. */
 export class SymbolDirectory {
   private readonly markets = new Map<string, Map<string, SymbolInfo>>();
   private readonly loadedAt = new Map<string, number>();
+  /** English names by `market:code`, kept across list reloads. */
+  private readonly english = new Map<string, string>();
 
   /** Replaces a market's symbols with the rows of its symbol list. Rows without a code are skipped. */
   load(market: string, rows: readonly Row[], now = Date.now()): number {
@@ -31,12 +35,14 @@ export class SymbolDirectory {
     for (const r of rows) {
       const code = r.isuSrtCd;
       if (typeof code !== 'string' || !code) continue;
+      const eng = this.english.get(`${market}:${code}`);
       m.set(code, {
         market,
         code,
         stdCode: typeof r.isuCd === 'string' ? r.isuCd : '',
         name: typeof r.isuKorNm === 'string' ? r.isuKorNm : code,
         abbr: typeof r.isuKorAbbrv === 'string' ? r.isuKorAbbrv : typeof r.isuKorNm === 'string' ? r.isuKorNm : code,
+        ...(eng ? { engName: eng } : {}),
       });
     }
     this.markets.set(market, m);
@@ -74,23 +80,41 @@ export class SymbolDirectory {
     return [...(this.markets.get(market)?.values() ?? [])];
   }
 
-  /** Issues whose code, standard code or name contains `query` (case-insensitive), at most `limit`. */
-  search(query: string, limit = 20, market?: string): SymbolInfo[] {
-    const q = query.trim().toLowerCase();
-    if (!q) return [];
+  /** Records an issue's English name (from its master data). */
+  setEnglish(market: string, code: string, name: string): void {
+    const n = name.trim();
+    if (!n) return;
+    this.english.set(`${market}:${code}`, n);
+    const m = this.markets.get(market);
+    const s = m?.get(code);
+    if (m && s) m.set(code, { ...s, engName: n });
+  }
+
+  /** Whether an issue's English name is known. */
+  hasEnglish(market: string, code: string): boolean {
+    return this.english.has(`${market}:${code}`);
+  }
+
+  /**
+   * Issues whose code, standard code, Korean or English name contains
+   * `query` (case-insensitive; spaces ignored), at most `limit`, from the
+   * `offset`-th match on. An empty query lists the market (or every market)
+   * in list order, for browsing.
+   */
+  search(query: string, limit = 20, market?: string, offset = 0): SymbolInfo[] {
+    const q = fold(query);
     const out: SymbolInfo[] = [];
+    let skip = offset;
     for (const [mk, m] of this.markets) {
       if (market && mk !== market) continue;
       for (const s of m.values()) {
-        if (
-          s.code.toLowerCase().includes(q) ||
-          s.stdCode.toLowerCase().includes(q) ||
-          s.name.toLowerCase().includes(q) ||
-          s.abbr.toLowerCase().includes(q)
-        ) {
-          out.push(s);
-          if (out.length >= limit) return out;
+        if (q && !(fold(s.code).includes(q) || fold(s.stdCode).includes(q) || fold(s.name).includes(q) || fold(s.abbr).includes(q) || (s.engName !== undefined && fold(s.engName).includes(q)))) continue;
+        if (skip > 0) {
+          skip--;
+          continue;
         }
+        out.push(s);
+        if (out.length >= limit) return out;
       }
     }
     return out;
@@ -102,4 +126,9 @@ export class SymbolDirectory {
     for (const m of this.markets.values()) n += m.size;
     return n;
   }
+}
+
+/** Text as searched: lower case, without spaces (`Samsung Elec` finds `SAMSUNG ELECTRONICS`). */
+function fold(s: string): string {
+  return s.toLowerCase().replace(/\s+/g, '');
 }

@@ -31,7 +31,7 @@ beforeAll(async () => {
 });
 
 describe('the browser bundle', () => {
-  it('holds the SDK, the protocol vocabulary, the row diff and eventemitter3; nothing from Node, ws or zod', () => {
+  it('holds the SDK, the protocol vocabulary and row patches, and eventemitter3; nothing from Node, ws, zod or the server', () => {
     const outside = inputs.filter((f) => !f.startsWith('src/client/'));
     expect(outside.sort()).toEqual([
       'node_modules/eventemitter3/index.js',
@@ -39,8 +39,8 @@ describe('the browser bundle', () => {
       'src/protocol/constants.ts',
       'src/protocol/crc32.ts',
       'src/protocol/errors.ts',
+      'src/protocol/patch.ts',
       'src/protocol/topics.ts',
-      'src/state/diff.ts',
     ]);
     expect(code).not.toMatch(/\bnode:|\bBuffer\b|\bprocess\.|require\(["']ws["']\)|zod/);
     expect(code.length).toBeLessThan(40_000);

@@ -275,7 +275,7 @@ describe('KrxClient against a protocol-v1 server', () => {
       ],
       [
         c.history('kospi', '005930', { period: 'W', from: '20260101', to: 20261120, count: 20 }),
-        { resource: 'history', market: 'kospi', code: '005930', params: { period: 'W', from: '20260101', to: 20261120, count: 20 } },
+        { resource: 'history', market: 'kospi', code: '005930', params: { period: 'W', from: '20260101', to: '20261120', count: 20 } }, // dates go out as YYYYMMDD strings, checked first
       ],
       [
         c.intraday('kosdaq', '247540', { interval: 600, from: '0900', to: 1000 }),
@@ -352,7 +352,7 @@ describe('KrxClient against a protocol-v1 server', () => {
     const sub = c.subscribe('quote', 'kospi', codes(2));
     const unsub = c.unsubscribe('ohlc', 'kospi', '005930');
     expect(await unsub).toEqual(['ohlc.kospi.005930']);
-    expect((await got)._request).toMatchObject({ resource: 'master' });
+    expect(((await got) as unknown as Record<string, unknown>)._request).toMatchObject({ resource: 'master' });
     expect(await sub).toEqual(codes(2).map((x) => `quote.kospi.${x}`));
     await waitFor(() => c.topics().length === 2, 'snapshots');
     // The pending subscribe was sent once, on its own; the restore did not repeat it.

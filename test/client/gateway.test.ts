@@ -181,7 +181,7 @@ describe('KrxClient against the gateway', () => {
     await c.investors('kospi');
     await c.foreignhistory('kospi', '000010', { from: 20261101, to: 20261120 });
     const r = await c.master('kospi', '000010');
-    expect(r._endpoint).toBe('v2.stocks.master');
+    expect((r as unknown as Record<string, unknown>)._endpoint).toBe('v2.stocks.master');
     expect(b.calls.map((x) => x.id)).toEqual([
       'v2.stocks.history',
       'v3.realtime.stocks.intraday',

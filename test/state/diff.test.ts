@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
 import fc from 'fast-check';
-import { applyOps, diffRows, fieldOf, pointer } from '../../src/state/diff.js';
+import { applyOps, diffRows, fieldOf, pointer } from '../../src/protocol/patch.js';
 
 describe('diffRows', () => {
   it.each([

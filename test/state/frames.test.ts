@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalJson, crc32 } from '../../src/protocol/crc32.js';
-import { diffRows } from '../../src/state/diff.js';
+import { diffRows } from '../../src/protocol/patch.js';
 import { StateStore } from '../../src/state/store.js';
 import type { Row } from '../../src/upstream/normalise.js';
 

@@ -1,9 +1,10 @@
 import type { Channel, Market } from '../../protocol/constants.js';
+import { viewOf, type RowView } from '../view.js';
 import type { PatchMsg, PatchOp, SnapshotMsg } from '../../protocol/messages.js';
-import type { Row } from '../../upstream/normalise.js';
+import type { Row } from '../../protocol/row.js';
 import { rowChecksum } from '../../protocol/crc32.js';
 import { parseTopic, type TopicParts } from '../../protocol/topics.js';
-import { applyOps } from '../../state/diff.js';
+import { applyOps } from '../../protocol/patch.js';
 
 /**
  * The client's copy of every topic's row: snapshots replace it, patches
@@ -29,6 +30,8 @@ export interface Change {
   readonly kind: 'snapshot' | 'patch';
   /** The RFC 6902 operations of a patch. */
   readonly ops?: readonly PatchOp[];
+  /** The row after the change in readable names (`price`, `change`, `volume`, `time`, …), made when first read. */
+  readonly view: RowView;
 }
 
 /** Why a topic needs a fresh snapshot. */
@@ -118,8 +121,7 @@ export class TopicTable {
     e.row = this.freeze ? Object.freeze(next) : next;
     e.seq = msg.seq;
     e.ts = msg.ts;
-    const c = change(e, msg.topic, 'patch');
-    return { kind: 'applied', row: e.row, change: { ...c, ops: msg.ops } };
+    return { kind: 'applied', row: e.row, change: change(e, msg.topic, 'patch', msg.ops) };
   }
 
   /**
@@ -147,6 +149,12 @@ export class TopicTable {
   seq(topic: string): number | undefined {
     const e = this.entries.get(topic);
     return e?.row === undefined ? undefined : e.seq;
+  }
+
+  /** The `ts` of a topic's local row (when the bridge observed it), if one is held. */
+  ts(topic: string): number | undefined {
+    const e = this.entries.get(topic);
+    return e?.row === undefined ? undefined : e.ts;
   }
 
   /** Topics with a row, in insertion order. */
@@ -220,6 +228,21 @@ export class TopicTable {
   }
 }
 
-function change(e: Entry, topic: string, kind: 'snapshot' | 'patch'): Change {
-  return { topic, channel: e.parts.channel, market: e.parts.market, code: e.parts.code, seq: e.seq, ts: e.ts, kind };
+function change(e: Entry, topic: string, kind: 'snapshot' | 'patch', ops?: readonly PatchOp[]): Change {
+  const row = e.row ?? {};
+  const ts = e.ts;
+  let view: RowView | undefined;
+  return {
+    topic,
+    channel: e.parts.channel,
+    market: e.parts.market,
+    code: e.parts.code,
+    seq: e.seq,
+    ts,
+    kind,
+    ...(ops ? { ops } : {}),
+    get view(): RowView {
+      return (view ??= viewOf(row, ts));
+    },
+  };
 }

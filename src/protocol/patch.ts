@@ -1,5 +1,5 @@
-import type { Row } from '../upstream/normalise.js';
-import type { PatchOp } from '../protocol/messages.js';
+import type { Row } from './row.js';
+import type { PatchOp } from './messages.js';
 
 /**
  * Diffs of flat rows as RFC 6902 operations, and their application. Rows are
