@@ -1,7 +1,7 @@
 /**
  * Regenerates the generated parts of the documentation: the endpoint table
- * and the configuration table of README.md (from src/upstream/catalogue.ts
- * and src/config/config.ts), the error-code table of
+ * of docs/UPSTREAM.md and the configuration table of docs/CONFIGURATION.md
+ * (from src/upstream/catalogue.ts and src/config/config.ts), the error-code table of
  * docs/PROTOCOL.md and docs/protocol.schema.json (from src/protocol/).
  * Run with `npm run docs`; tests fail when any of them is out of date.
  */
@@ -27,6 +27,7 @@ function update(relative: string, transform: (before: string) => string): void {
   }
 }
 
-update('README.md', (s) => replaceSettings(replaceSection(s, catalogueMarkdown()), settingsMarkdown()));
+update('docs/CONFIGURATION.md', (s) => replaceSettings(s, settingsMarkdown()));
+update('docs/UPSTREAM.md', (s) => replaceSection(s, catalogueMarkdown()));
 update('docs/PROTOCOL.md', (s) => s.replace(/(<!-- errors:start -->\n)[\s\S]*?(<!-- errors:end -->)/, `$1${errorTable()}$2`));
 update('docs/protocol.schema.json', () => `${JSON.stringify(protocolJsonSchema(), null, 2)}\n`);

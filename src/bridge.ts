@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -12,18 +13,31 @@ import { StatusBoard } from './state/status.js';
 import { SymbolDirectory } from './state/symbols.js';
 import { Demand } from './poller/demand.js';
 import { Poller } from './poller/poller.js';
-import { marketClock } from './poller/session.js';
+import { marketClock } from './market/clock.js';
+import { EXAM_DAYS, Sessions } from './market/session.js';
+import { loadState, type LoadedState } from './persist/load.js';
+import { restoreInto } from './persist/restore.js';
+import { StateJournal } from './persist/journal.js';
 import type { Families } from './poller/feeds.js';
 import { Budget } from './upstream/budget.js';
 import { UpstreamClient } from './upstream/client.js';
-import { OnDemandCache } from './upstream/cache.js';
+import { OnDemandCache, type Spender } from './upstream/cache.js';
+import { requireRows } from './upstream/errors.js';
+import { KrxCalendar, coveredYears, operatorHolidays } from './market/calendar.js';
+import { LookupLimits } from './gateway/lookups.js';
 import { OnDemandAllowance } from './upstream/allowance.js';
 import { Gateway } from './gateway/gateway.js';
 import { Authenticator } from './gateway/auth.js';
 import { packageVersion } from './gateway/options.js';
 import { createHttpHandler } from './http/handler.js';
+import { onClientError } from './http/client-errors.js';
 import { Simulator, type SimulatorOptions } from './sim/index.js';
-import { MARKETS, type Market } from './protocol/constants.js';
+import { CHANNELS, MARKETS, type Market } from './protocol/constants.js';
+import { EnglishNames } from './state/names.js';
+import { Recorder } from './recorder/recorder.js';
+import { ReplayServer } from './recorder/replay.js';
+import { DEFAULT_LIMITS } from './protocol/constants.js';
+import { nextReset } from './upstream/budget.js';
 import { endpoint } from './upstream/catalogue.js';
 import type { Row } from './upstream/normalise.js';
 import { ClusterNode } from './cluster/node.js';
@@ -81,6 +95,15 @@ export class Bridge {
   readonly symbols = new SymbolDirectory();
   /** Daily call budget. */
   readonly budget = new Budget();
+  /** What the state files held at start (undefined when STATE=off or in cluster mode). */
+  readonly restored: LoadedState | undefined;
+  private readonly restoredCounts: { restored: number; rejected: string[] } | undefined;
+  /** The state journal (after start; undefined when STATE=off). */
+  journal: StateJournal | undefined;
+  /** The KRX calendar (public holidays, the year-end closure, MARKET_HOLIDAYS). */
+  readonly calendar: KrxCalendar;
+  /** The KRX sessions on that calendar (late opens included). */
+  readonly sessions: Sessions;
   /** The built-in simulator, when no UPSTREAM_URL is configured. */
   sim: Simulator | undefined;
   /** The upstream client (after start). */
@@ -104,6 +127,9 @@ export class Bridge {
   private readonly startedAt: number;
   private symbolTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
+  private names: EnglishNames | undefined;
+  /** The recorder (after start; undefined when RECORD=off). */
+  recorder: Recorder | undefined;
   private upstreamUrl = '';
 
   /** A bridge for `config`; nothing runs until `start()`. */
@@ -116,8 +142,21 @@ export class Bridge {
     const secrets = [config.UPSTREAM_API_KEY, config.AUTH_JWT_SECRET, redisPassword(config.REDIS_URL), ...(config.AUTH_TOKENS ?? [])].filter(
       (s): s is string => !!s,
     );
-    this.logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, secrets, base: { app: 'krx-bridge' } });
-    this.store = new StateStore({ ringSize: config.RING_SIZE });
+    this.logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, secrets, base: { app: 'krx-bridge' }, format: config.LOG_FORMAT });
+    // The state files: the last state of every topic, loaded before anything can serve it. In a cluster Redis holds it.
+    this.restored = config.STATE === 'on' && !config.REDIS_URL ? loadState(this.stateDir, this.now()) : undefined;
+    this.store = new StateStore({ ringSize: config.RING_SIZE, ...(this.restored?.cleanEpoch ? { epoch: this.restored.cleanEpoch } : {}) });
+    this.restoredCounts = this.restored ? restoreInto(this.store, this.restored) : undefined;
+    if (this.restored) {
+      const r = this.restored;
+      this.logger.info({ topics: this.restoredCounts!.restored, clean: r.cleanEpoch !== undefined, dir: this.stateDir }, 'state loaded');
+      for (const p of r.problems) this.logger.warn({ file: p.file, line: p.line, reason: p.reason, setAside: p.setAside }, 'state file damaged');
+      if (this.restoredCounts!.rejected.length) this.logger.warn({ topics: this.restoredCounts!.rejected.length }, 'state rows left out: checksum mismatch');
+    }
+    this.calendar = new KrxCalendar(operatorHolidays(config.MARKET_HOLIDAYS), (year) =>
+      this.logger.warn({ year, covered: coveredYears() }, 'no public holidays known for this year: only weekends, the year-end closure and MARKET_HOLIDAYS apply (update @hyunbinseo/holidays-kr)'),
+    );
+    this.sessions = new Sessions(this.calendar, [...EXAM_DAYS, ...operatorHolidays(config.MARKET_EXAM_DAYS)]);
     this.cluster = config.REDIS_URL ? this.clusterNode(config.REDIS_URL) : undefined;
     this.bus = this.cluster?.bus ?? new LocalBus();
     this.statuses = new StatusBoard(this.bus);
@@ -148,16 +187,39 @@ export class Bridge {
     // In a cluster the share is counted in Redis, for all processes together.
     const allowance = new OnDemandAllowance(this.budget, c.BUDGET_RESERVE, this.now, cluster?.allowance);
     this.allowance = allowance;
+    // The share counts the HTTP attempts actually made (retries too; a call refused before any request, none),
+    // and so does the asking client's part of it.
     const caller = {
-      call: async (id: string, params: Record<string, unknown>) => {
-        await allowance.take();
-        return upstream.call(id, params);
+      call: async (id: string, params: Record<string, unknown>, spend?: Spender) => {
+        const ticket = await allowance.take();
+        let attempts = 0;
+        try {
+          const r = await upstream.call(id, params, { onAttempt: () => void attempts++ });
+          // Every row dropped is schema drift, answered as an error: never an empty success.
+          requireRows(r, id);
+          return r;
+        } catch (err) {
+          if ((err as { drift?: unknown }).drift !== undefined) this.metrics.lookupDrift.inc({ endpoint: id });
+          throw err;
+        } finally {
+          allowance.settle(ticket, attempts);
+          spend?.spent(attempts);
+        }
       },
     };
+    const lookups = new LookupLimits({
+      perMinute: c.GETS_PER_MINUTE,
+      clientShare: c.LOOKUP_CLIENT_SHARE,
+      shareCap: () => allowance.cap,
+      resetAt: () => this.budget.resetAt,
+      now: this.now,
+    });
     const cache = new OnDemandCache({ caller, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
     this.cache = cache;
     // Symbol lists are the bridge's own need, not a client's lookup: shared in a cluster, never capped.
-    this.symbolCache = cluster ? new OnDemandCache({ caller: upstream, now: this.now, shared: cluster.cache }) : undefined;
+    this.symbolCache = cluster
+      ? new OnDemandCache({ caller: { call: (id, p) => upstream.call(id, p) }, now: this.now, shared: cluster.cache })
+      : undefined;
     const clockMode = c.MARKET_CLOCK ?? (this.sim && c.SIM_CLOCK === 'kst' ? 'kst' : this.sim ? 'always' : 'kst');
     this.poller = new Poller({
       caller: upstream,
@@ -166,18 +228,55 @@ export class Bridge {
       bus: this.bus,
       demand: cluster?.union ?? this.demand,
       ...(cluster ? { mayPoll: () => cluster.mayPoll() } : {}),
-      clock: marketClock(clockMode, this.now),
+      clock: marketClock(clockMode, this.sessions, this.now),
       logger: this.logger.child({ component: 'poller' }),
       metrics: this.metrics,
       families: this.families,
       baseMs: c.POLL_BASE_MS,
       idleGraceMs: c.IDLE_GRACE_MS,
       reserve: c.BUDGET_RESERVE,
+      lastRefresh: (channel, market) => this.journal?.lastRefresh(channel, market) ?? this.restored?.feeds.get(`${channel}.${market}`)?.ok,
       ...this.opts.poller,
     });
     cluster?.attach(this.poller);
+    if (c.STATE === 'on') {
+      this.journal = new StateJournal(
+        { dir: this.stateDir, store: this.store, logger: this.logger.child({ component: 'state' }), now: this.now, ...(cluster ? { enabled: () => cluster.mayPoll() } : {}) },
+        this.bus,
+        this.restored?.feeds,
+      );
+      await this.journal.start();
+    }
     const server = createServer();
+    server.on('clientError', onClientError);
     this.server = server;
+    const recordings = join(c.DATA_DIR, 'recordings');
+    if (c.RECORD === 'on') {
+      this.recorder = new Recorder(
+        {
+          dir: recordings,
+          store: this.store,
+          logger: this.logger.child({ component: 'recorder' }),
+          keepDays: c.RECORD_DAYS,
+          now: this.now,
+          onWrite: (bytes) => this.metrics.recordedBytes.inc(bytes),
+          onDrop: (reason, n) => this.metrics.recordDropped.inc({ reason }, n),
+          ...(cluster ? { enabled: () => cluster.mayPoll() } : {}),
+        },
+        this.bus,
+      );
+      this.recorder.start();
+    }
+    const replay = new ReplayServer({
+      dir: recordings,
+      logger: this.logger.child({ component: 'replay' }),
+      limits: { ...DEFAULT_LIMITS, maxTopics: c.MAX_TOPICS, maxWildcards: c.MAX_WILDCARDS, maxMessagesPerSecond: c.MAX_MESSAGES_PER_SECOND, maxPayloadBytes: c.MAX_PAYLOAD_BYTES, getsPerMinute: c.GETS_PER_MINUTE },
+      heartbeatMs: c.HEARTBEAT_MS,
+      server: `krx-bridge/${packageVersion()}`,
+      closeBytes: c.SLOW_CLOSE_BYTES,
+      onDamage: () => this.metrics.recordDamage.inc(),
+      onClose: (code) => this.metrics.closes.inc({ code: String(code) }),
+    });
     const auth = this.authenticator();
     this.auth = auth;
     this.gateway = new Gateway({
@@ -187,6 +286,9 @@ export class Bridge {
       demand: this.demand,
       symbols: this.symbols,
       onDemand: cache,
+      lookups,
+      replay,
+      calendar: this.calendar,
       metrics: this.metrics,
       families: this.families,
       statuses: () => this.feedStates(),
@@ -201,9 +303,15 @@ export class Bridge {
       },
       heartbeatMs: c.HEARTBEAT_MS,
       maxConnectionsPerIp: c.MAX_CONNECTIONS_PER_IP,
+      maxConnections: c.MAX_CONNECTIONS,
       trustProxy: c.TRUST_PROXY,
       perMessageDeflate: c.PERMESSAGE_DEFLATE,
-      slow: { conflateBytes: c.SLOW_CONFLATE_BYTES, resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES, closeBytes: c.SLOW_CLOSE_BYTES },
+      slow: {
+        conflateBytes: c.SLOW_CONFLATE_BYTES,
+        resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES,
+        closeBytes: c.SLOW_CLOSE_BYTES,
+        replyBytes: c.SLOW_REPLY_BYTES,
+      },
       now: this.now,
     });
     const staticDir = this.opts.staticDir ?? defaultStaticDir();
@@ -213,12 +321,17 @@ export class Bridge {
         metrics: this.metrics,
         symbols: this.symbols,
         onDemand: cache,
+        lookups,
+        recordings,
         ready: () => MARKETS.every((m) => this.symbols.loaded(m)),
         status: () => this.status(),
         gateway: this.gateway,
         ...(auth ? { auth } : {}),
         ...(staticDir ? { staticDir } : {}),
         apiPerMinute: c.API_REQUESTS_PER_MINUTE,
+        infoPerMinute: c.INFO_REQUESTS_PER_MINUTE,
+        ...(c.ALLOWED_ORIGINS ? { allowedOrigins: c.ALLOWED_ORIGINS } : {}),
+        sourceMaps: c.SOURCE_MAPS,
         trustProxy: c.TRUST_PROXY,
         logger: this.logger.child({ component: 'http' }),
         now: this.now,
@@ -233,10 +346,14 @@ export class Bridge {
     });
     this.poller.start();
     void this.loadSymbols();
+    if (c.NAMES_PER_DAY > 0) this.startNames(cache);
     const port = (server.address() as AddressInfo).port;
     const host = c.HOST === '0.0.0.0' || c.HOST === '::' ? '127.0.0.1' : c.HOST;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    this.logger.info({ url, ws: `${url.replace(/^http/, 'ws')}/ws`, clock: clockMode, families: this.families }, 'krx-bridge listening');
+    this.logger.info(
+      { url, page: `${url}/`, ws: `${url.replace(/^http/, 'ws')}/ws`, market: this.marketLine(clockMode), clock: clockMode, families: this.families },
+      'krx-bridge listening',
+    );
     return { url, wsUrl: `${url.replace(/^http/, 'ws')}/ws`, port };
   }
 
@@ -280,13 +397,14 @@ export class Bridge {
   }
 
   /** The body of `/status`: upstream, budget, feeds, symbols (never the API key). */
-  status(): Record<string, unknown> {
+  async status(): Promise<Record<string, unknown>> {
     const b = this.budget.snapshot();
     return {
       version: packageVersion(),
       epoch: this.store.epoch,
       uptimeS: Math.round((this.now() - this.startedAt) / 1000),
-      upstream: { url: this.upstreamUrl, simulated: this.sim !== undefined, families: this.families, calls: this.poller?.calls ?? 0 },
+      // Not the upstream's address: /status is public, and the address is the operator's business.
+      upstream: { simulated: this.sim !== undefined, families: this.families, calls: this.poller?.calls ?? 0 },
       budget: { ...b, onDemand: { used: this.allowance?.used ?? 0, cap: this.allowance?.cap ?? null } },
       feeds: this.feedStates().map((s) => {
         const f = this.poller?.feed(s.channel, s.market);
@@ -294,8 +412,60 @@ export class Bridge {
       }),
       symbols: Object.fromEntries(MARKETS.map((m) => [m, this.symbols.list(m).length])),
       topicsHeld: this.store.size,
+      ...(this.journal ? { state: { ...this.journal.info(), restored: this.restoredInfo() } } : {}),
+      ...(this.recorder ? { recorder: await this.recorder.info() } : {}),
       ...(this.cluster ? { cluster: this.cluster.info() } : {}),
     };
+  }
+
+  /** Fills in English names for `/symbols` from master data, in the background (state/names.ts). */
+  private startNames(cache: OnDemandCache): void {
+    const names = new EnglishNames({
+      symbols: this.symbols,
+      markets: ['kospi', 'kosdaq'],
+      perDay: this.config.NAMES_PER_DAY,
+      logger: this.logger.child({ component: 'names' }),
+      now: this.now,
+      dayEnd: nextReset,
+      lookup: async (market, code) => {
+        const id = this.families[market as Market] === 'v2' ? 'v2.stocks.master' : 'v3.closed.master';
+        const r = await cache.get(id, { marketcode: market, issuecode: code });
+        const name = r.data.isuEngNm;
+        return typeof name === 'string' ? name : undefined;
+      },
+      wanted: () => this.wantedCodes(),
+    });
+    names.start();
+    this.names = names;
+  }
+
+  /** The codes clients subscribe to now, by market (explicit codes of every channel). */
+  private *wantedCodes(): Iterable<readonly [string, string]> {
+    for (const market of MARKETS) for (const channel of CHANNELS) for (const code of this.demand.codes(channel, market)) yield [market, code];
+  }
+
+  /** Whether the market is open now, or when it opens, for the first log lines. */
+  private marketLine(mode: 'kst' | 'always'): string {
+    if (mode === 'always') return 'open at every hour (MARKET_CLOCK=always)';
+    const now = this.now();
+    const phase = this.sessions.phase(now);
+    if (phase !== 'closed') return `open (${phase})`;
+    const at = new Date(this.sessions.opensAt(now) + 9 * 3600_000).toISOString();
+    return `closed; opens ${at.slice(0, 10)} ${at.slice(11, 16)} KST`;
+  }
+
+  /** What the start restored from the state files, for `/status`. */
+  private restoredInfo(): Record<string, unknown> | null {
+    const r = this.restored;
+    if (!r) return null;
+    const problems = r.problems.map((p) => `${p.file}:${p.line}: ${p.reason}${p.setAside ? ` (set aside as ${p.setAside})` : ''}`);
+    for (const key of this.restoredCounts?.rejected ?? []) problems.push(`${key}: checksum of the written row does not match; left out`);
+    return { topics: this.restoredCounts?.restored ?? 0, clean: r.cleanEpoch !== undefined, problems };
+  }
+
+  /** The state directory under DATA_DIR. */
+  private get stateDir(): string {
+    return join(this.config.DATA_DIR, 'state');
   }
 
   /** Current feed states: the poller's, or in cluster mode the leader's as shared (`degraded` while Redis is away). */
@@ -395,7 +565,10 @@ export class Bridge {
 
   private async shutdown(): Promise<void> {
     if (this.symbolTimer) clearTimeout(this.symbolTimer);
+    this.names?.stop();
     this.poller?.stop();
+    await this.journal?.stop();
+    await this.recorder?.stop();
     // The lease goes first, so another process takes over while this one drains its clients.
     await this.cluster?.stop().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'cluster stop failed'));
     await this.gateway?.close();

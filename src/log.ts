@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 
 /** The project's logger type (pino). */
 export type { Logger };
@@ -36,6 +37,21 @@ export interface LoggerOptions {
   readonly destination?: DestinationStream;
   /** Base bindings of every line (e.g. `{ component: 'bridge' }`). */
   readonly base?: Record<string, unknown>;
+  /**
+   * `json`: one JSON object a line (for log shippers); `pretty`: readable
+   * lines through pino's own pretty printer, in colour; `auto` (default):
+   * pretty when standard output is a terminal, JSON when it is piped.
+   * Ignored when `destination` is given.
+   */
+  readonly format?: LogFormat;
+}
+
+/** How log lines are written. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/** Whether `format` means pretty lines on this process's standard output. */
+export function prettyLogs(format: LogFormat = 'auto', isTTY = process.stdout.isTTY === true): boolean {
+  return format === 'pretty' || (format === 'auto' && isTTY);
 }
 
 /** Replaces each secret in `line` with `[REDACTED]`. Secrets shorter than 4 characters are ignored. */
@@ -63,8 +79,17 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       redact: { paths: [...REDACT_PATHS], censor: '[REDACTED]' },
       hooks: secrets.length ? { streamWrite: (line: string) => scrubSecrets(line, secrets) } : {},
     },
-    opts.destination ?? pino.destination({ dest: 1, sync: false }),
+    opts.destination ?? (prettyLogs(opts.format) ? prettyStream() : pino.destination({ dest: 1, sync: false })),
   );
+}
+
+/**
+ * Pretty lines on standard output. The secrets are scrubbed before a line
+ * gets here (pino's `streamWrite` hook runs on the JSON line), so the pretty
+ * printer never sees them.
+ */
+function prettyStream(): DestinationStream {
+  return PinoPretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,app', singleLine: true, destination: 1, sync: true });
 }
 
 /** A logger that writes nothing (tests, library use without logging). */

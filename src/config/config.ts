@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { operatorHolidays } from '../market/calendar.js';
 
 /**
  * Configuration from environment variables, with CLI flags mirroring them
  * (`PORT` = `--port`, `UPSTREAM_API_KEY` = `--upstream-api-key`). Validated
  * by zod; a bad setting stops start-up with one line naming it.
- * Every setting is listed in README.md §Configuration.
+ * Every setting is listed in docs/CONFIGURATION.md (generated).
  */
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -31,6 +32,14 @@ export const SETTINGS = {
   UPSTREAM_RETRIES: { schema: int(0, 10).default(2), text: 'Retries of network errors and 5xx (never 4xx or 429).' },
   KOSPI_FAMILY: { schema: family.default('v2'), text: 'API family (`v2` or `v3` paths) for KOSPI.' },
   KOSDAQ_FAMILY: { schema: family.default('v3'), text: 'API family (`v2` or `v3` paths) for KOSDAQ.' },
+  MARKET_HOLIDAYS: {
+    schema: z.string().optional(),
+    text: 'Extra days the market is closed (`YYYYMMDD`, comma-separated), for closures announced at short notice; `@file` reads them from a file, one or more per line.',
+  },
+  MARKET_EXAM_DAYS: {
+    schema: z.string().optional(),
+    text: 'College entrance exam days (`YYYYMMDD`, comma-separated, or `@file`) beyond the ones built in (2023–2026): the market opens and closes an hour late.',
+  },
   MARKET_CLOCK: {
     schema: z.enum(['kst', 'always']).optional(),
     text: '`kst`: poll only during KRX sessions; `always`: treat the market as open. Default `kst` with an upstream, `always` with the built-in simulator (`kst` when `SIM_CLOCK=kst`).',
@@ -38,22 +47,63 @@ export const SETTINGS = {
   POLL_BASE_MS: { schema: int(200, 60_000).default(1000), text: 'Fastest poll interval per feed, ms (the upstream refreshes once a second).' },
   IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
   BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups (for the whole cluster in cluster mode).' },
+  DATA_DIR: {
+    schema: z.string().min(1).default('./data'),
+    text: 'Directory of the bridge’s own files: the last state of every topic (`state/`), so a restart or a crash starts from it.',
+  },
+  STATE: {
+    schema: z.enum(['on', 'off']).default('on'),
+    text: '`off`: keep no state files (a restart starts empty). In cluster mode Redis holds the shared state; the poller lease holder also writes its files.',
+  },
+  RECORD: {
+    schema: z.enum(['on', 'off']).default('on'),
+    text: 'Record every change of every polled feed under `DATA_DIR/recordings/`, for replay (`/ws/replay`) and export (`/recordings`); `off`: no recording.',
+  },
+  RECORD_DAYS: { schema: int(1, 3650).default(7), text: 'Days of recordings kept (today included); older days are deleted.' },
   RING_SIZE: { schema: int(1, 10_000).default(32), text: 'Patches kept per topic for resume.' },
   LOG_LEVEL: {
     schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     text: 'Log level.',
+  },
+  LOG_FORMAT: {
+    schema: z.enum(['auto', 'json', 'pretty']).default('auto'),
+    text: '`json`: one JSON object a line; `pretty`: readable lines; `auto`: pretty on a terminal, JSON when piped.',
   },
   HEARTBEAT_MS: { schema: int(1000, 600_000).default(15_000), text: 'WebSocket ping interval; a peer silent for two intervals is dropped.' },
   MAX_TOPICS: { schema: int(1, 100_000).default(1000), text: 'Explicit topics per connection.' },
   MAX_WILDCARDS: { schema: int(0, 64).default(8), text: 'Whole-market subscriptions per connection.' },
   MAX_MESSAGES_PER_SECOND: { schema: int(1, 10_000).default(50), text: 'Client messages per second per connection (burst 2×).' },
   MAX_PAYLOAD_BYTES: { schema: int(1024, 16 * 1024 * 1024).default(262_144), text: 'Largest client frame, bytes.' },
-  GETS_PER_MINUTE: { schema: int(1, 100_000).default(120), text: '`get` requests per minute per connection.' },
+  GETS_PER_MINUTE: {
+    schema: int(1, 100_000).default(120),
+    text: 'On-demand lookups per minute per client (token, else address): its `get` frames on every connection and its `/api` requests together.',
+  },
+  LOOKUP_CLIENT_SHARE: {
+    schema: z.coerce.number().gt(0).max(1).default(0.2),
+    text: 'Part of the day’s on-demand share (`BUDGET_RESERVE`) the upstream calls of one client’s lookups may spend (cache hits are free); 1: no per-client cap.',
+  },
   API_REQUESTS_PER_MINUTE: { schema: int(1, 100_000).default(60), text: '`/api` passthrough requests per minute per client.' },
   MAX_CONNECTIONS_PER_IP: { schema: int(1, 1_000_000).default(100), text: 'Open connections per remote address.' },
+  MAX_CONNECTIONS: {
+    schema: int(1, 10_000_000).default(18_000),
+    text: 'Open WebSocket connections in all (every address together); more are refused with HTTP 503. Keep it below the process’s open-file limit.',
+  },
+  NAMES_PER_DAY: {
+    schema: int(0, 1_000_000).default(2000),
+    text: 'Master lookups a budget day that fill in English names for the symbol search (subscribed codes first; through the on-demand share and its cache); 0: none.',
+  },
+  INFO_REQUESTS_PER_MINUTE: { schema: int(1, 100_000).default(300), text: '`/status` and `/symbols` requests per minute per remote address.' },
+  SOURCE_MAPS: { schema: bool.default(false), text: 'Serve the demo page’s `.map` source maps (for debugging it; they show its whole source).' },
   SLOW_CONFLATE_BYTES: { schema: int(1024, 1 << 30).default(1 << 20), text: 'Buffered bytes at which a client’s updates are conflated.' },
   SLOW_RESNAPSHOT_BYTES: { schema: int(1024, 1 << 30).default(4 << 20), text: 'Buffered bytes at which a client’s queue is dropped for fresh snapshots.' },
-  SLOW_CLOSE_BYTES: { schema: int(1024, 1 << 30).default(16 << 20), text: 'Buffered bytes at which a slow client is closed (4008).' },
+  SLOW_CLOSE_BYTES: {
+    schema: int(1024, 1 << 30).default(16 << 20),
+    text: 'Bytes a connection may hold (waiting in its socket, plus updates it was owed while behind): a write that would pass it closes the client (4008) instead.',
+  },
+  SLOW_REPLY_BYTES: {
+    schema: int(1024, 1 << 30).default(4 << 20),
+    text: 'Buffered bytes above which a connection’s `get` replies are not written (it gets `rate_limited` for them) and new `get`s are refused until it reads.',
+  },
   PERMESSAGE_DEFLATE: { schema: bool.default(false), text: 'Offer permessage-deflate compression.' },
   AUTH_TOKENS: { schema: csv.optional(), text: 'Comma-separated static client tokens. Unset (with no other auth): open access.' },
   AUTH_TOKENS_FILE: { schema: z.string().min(1).optional(), text: 'File of client tokens, one per line, optionally followed by JSON limits.' },
@@ -142,6 +192,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const c = out as Config;
   if (c.UPSTREAM_URL && !c.UPSTREAM_API_KEY) throw new ConfigError('UPSTREAM_API_KEY', 'invalid setting UPSTREAM_API_KEY: required when UPSTREAM_URL is set');
+  for (const name of ['MARKET_HOLIDAYS', 'MARKET_EXAM_DAYS'] as const) {
+    try {
+      operatorHolidays(c[name]);
+    } catch (err) {
+      throw new ConfigError(name, `invalid setting ${name}: ${(err as Error).message}`);
+    }
+  }
+  if (c.SLOW_REPLY_BYTES > c.SLOW_CLOSE_BYTES) {
+    throw new ConfigError('SLOW_REPLY_BYTES', 'invalid setting SLOW_REPLY_BYTES: must be <= SLOW_CLOSE_BYTES');
+  }
   if (c.SLOW_CONFLATE_BYTES > c.SLOW_RESNAPSHOT_BYTES || c.SLOW_RESNAPSHOT_BYTES > c.SLOW_CLOSE_BYTES) {
     throw new ConfigError('SLOW_CONFLATE_BYTES', 'invalid setting SLOW_CONFLATE_BYTES: must be <= SLOW_RESNAPSHOT_BYTES <= SLOW_CLOSE_BYTES');
   }

@@ -1,11 +1,11 @@
 import { SETTINGS, flagOf, defaultConfig } from './config.js';
 
 /**
- * The configuration table of README.md, generated from SETTINGS so that the
+ * The configuration table of docs/CONFIGURATION.md, generated from SETTINGS so that the
  * documentation cannot drift from what the bridge accepts.
  */
 
-/** Marker lines around the generated section in README.md. */
+/** Marker lines around the generated section in docs/CONFIGURATION.md. */
 export const SETTINGS_START = '<!-- settings:start -->';
 /** End marker of the generated section. */
 export const SETTINGS_END = '<!-- settings:end -->';
@@ -25,10 +25,10 @@ export function settingsMarkdown(): string {
   return ['| variable | flag | default | meaning |', '|---|---|---|---|', ...rows, ''].join('\n');
 }
 
-/** README text with the section between the settings markers replaced by `table`. */
+/** Markdown text with the section between the settings markers replaced by `table`. */
 export function replaceSettings(readme: string, table: string): string {
   const a = readme.indexOf(SETTINGS_START);
   const b = readme.indexOf(SETTINGS_END);
-  if (a < 0 || b < a) throw new Error('README.md has no settings markers');
+  if (a < 0 || b < a) throw new Error('docs/CONFIGURATION.md has no settings markers');
   return `${readme.slice(0, a + SETTINGS_START.length)}\n${table}${readme.slice(b)}`;
 }

@@ -6,6 +6,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Limits } from '../protocol/constants.js';
 import type { StateStore } from '../state/store.js';
 import type { Authenticator } from './auth.js';
+import type { LookupLimits } from './lookups.js';
+import type { KrxCalendar } from '../market/calendar.js';
+import type { ReplayServer } from '../recorder/replay.js';
 import type { DemandSink, OnDemand, SymbolLookup } from './handlers.js';
 import type { Families } from './resources.js';
 import type { SlowPolicy } from './slow.js';
@@ -29,6 +32,12 @@ export interface GatewayOptions {
   readonly symbols: SymbolLookup;
   /** On-demand lookups for `get` (OnDemandCache). */
   readonly onDemand: OnDemand;
+  /** Replays of the recordings at `path` + `/replay`; default none (404 there). */
+  readonly replay?: ReplayServer;
+  /** The KRX calendar (lookups' default dates); default one without operator closures. */
+  readonly calendar?: KrxCalendar;
+  /** Per-client lookup limits, shared with `/api`; default a rate of `limits.getsPerMinute` per client and no share cap. */
+  readonly lookups?: LookupLimits;
   /** Metrics to count into. */
   readonly metrics: Metrics;
   /** API family per market for `get`; default KOSPI v2, KOSDAQ v3 (KONEX follows KOSPI). */
@@ -49,6 +58,8 @@ export interface GatewayOptions {
   readonly heartbeatMs?: number;
   /** Open connections per client address; default 100 (more are refused with HTTP 429). */
   readonly maxConnectionsPerIp?: number;
+  /** Open connections in all; default 18,000 (more are refused with HTTP 503 `server_full`). */
+  readonly maxConnections?: number;
   /** Use permessage-deflate when the client offers it; default false (its CPU and memory cost). */
   readonly perMessageDeflate?: boolean;
   /** Slow-consumer thresholds (slow.ts); defaults 1 MiB / 4 MiB / 16 MiB / 30 s. */
@@ -72,6 +83,7 @@ export const GATEWAY_DEFAULTS = {
   path: '/ws',
   heartbeatMs: 15_000,
   maxConnectionsPerIp: 100,
+  maxConnections: 18_000,
   perMessageDeflate: false,
   slowCheckMs: 100,
   snapshotChunk: 500,

@@ -16,7 +16,7 @@ export class Metrics {
   /** Connections accepted, by outcome. */
   readonly connections = new Counter({
     name: 'krx_connections_total',
-    help: 'WebSocket upgrade attempts by outcome (accepted, unauthorized, forbidden_origin, too_many)',
+    help: 'WebSocket upgrade attempts by outcome (accepted, replay, unauthorized, forbidden_origin, too_many, server_full)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -52,6 +52,31 @@ export class Metrics {
     name: 'krx_errors_out_total',
     help: 'Error frames sent to clients, by code',
     labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  /** Lookups answered with schema drift (every row of the upstream's answer unusable), by endpoint. */
+  readonly lookupDrift = new Counter({
+    name: 'krx_lookup_drift_total',
+    help: 'On-demand lookups whose upstream answer had every row unusable (schema drift), by endpoint',
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+  /** Bytes the recorder wrote. */
+  readonly recordedBytes = new Counter({ name: 'krx_recorder_bytes_total', help: 'Bytes written to the recording', registers: [this.registry] });
+  /** Changes the recorder dropped, by reason. */
+  readonly recordDropped = new Counter({
+    name: 'krx_recorder_dropped_total',
+    help: 'Changes not recorded, by reason (backlog: the disk did not keep up; error: it refused the write)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  /** Damage found in recordings while reading them. */
+  readonly recordDamage = new Counter({ name: 'krx_recorder_damage_total', help: 'Recording segments found torn or damaged while read', registers: [this.registry] });
+  /** Errors that reached the process's last line of defence, by kind. */
+  readonly processErrors = new Counter({
+    name: 'krx_process_errors_total',
+    help: 'Exceptions and promise rejections nothing else handled, by kind (uncaught_exception, unhandled_rejection)',
+    labelNames: ['kind'] as const,
     registers: [this.registry],
   });
   /** Connections closed by the server, by close code. */

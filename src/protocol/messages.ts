@@ -13,7 +13,8 @@ export const RequestId = z.union([z.number().int(), z.string().max(64)]);
 
 const channel = z.string().max(16);
 const market = z.string().max(16);
-const codes = z.array(z.string().max(16)).min(1).max(1000);
+/** Codes of one request: as many as the highest topic limit allows (MAX_TOPICS); the connection's own limit is `too_many_topics`. */
+const codes = z.array(z.string().max(16)).min(1).max(100_000);
 
 /** `subscribe`: start receiving a snapshot and then patches for each topic. */
 export const SubscribeMsg = z
@@ -95,10 +96,24 @@ export const WelcomeMsg = z.object({
   markets: z.array(z.enum(MARKETS)),
   resources: z.array(z.enum(RESOURCES)),
   ts,
+  /** On a replay connection (`/ws/replay`): the recorded day (`YYYYMMDD`), the window (`HHMMSS` KST) and the speed. */
+  replay: z
+    .object({ date: z.string(), from: z.string(), to: z.string(), speed: z.union([z.number().int().min(1).max(1000), z.literal('max')]) })
+    .optional(),
 });
 
 /** `subscribed`: the topics now subscribed (wildcards as `channel.market.*`). */
-export const SubscribedMsg = z.object({ type: z.literal('subscribed'), id: RequestId.optional(), topics: z.array(z.string()) });
+export const SubscribedMsg = z.object({
+  type: z.literal('subscribed'),
+  id: RequestId.optional(),
+  topics: z.array(z.string()),
+  /**
+   * For a subscribe with `since`: per topic named there, `true` when the
+   * patches it missed follow (or it missed none), `false` when a fresh
+   * snapshot follows instead (another epoch, or the patches are gone).
+   */
+  recovered: z.record(z.string(), z.boolean()).optional(),
+});
 /** `unsubscribed`: the topics no longer subscribed. */
 export const UnsubscribedMsg = z.object({
   type: z.literal('unsubscribed'),
@@ -135,6 +150,10 @@ export const StatusMsg = z.object({
   intervalMs: z.number().int().nonnegative(),
   reason: z.string().optional(),
   ts,
+  /** While `closed`: when the market next opens (ms epoch). */
+  opensAt: ts.optional(),
+  /** While `closed`: when the feed's data was last refreshed from the upstream (ms epoch); absent when the server holds none. */
+  asOf: ts.optional(),
 });
 
 /** `result`: the answer to `get`. */
@@ -145,6 +164,8 @@ export const ResultMsg = z.object({
   market: z.enum(GET_MARKETS),
   code: z.string().optional(),
   ts,
+  /** Rows of the upstream's list that were unusable and left out (absent when none). */
+  dropped: z.number().int().positive().optional(),
   data: z.record(z.string(), z.unknown()),
 });
 

@@ -1,5 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -25,7 +27,7 @@ describe('npm start', () => {
     const [cmd, ...args] = pkg.scripts.start!.split(' ');
     child = spawn(cmd!, args, {
       cwd: root,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', UPSTREAM_URL: '', UPSTREAM_API_KEY: '' },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', UPSTREAM_URL: '', UPSTREAM_API_KEY: '', DATA_DIR: mkdtempSync(join(tmpdir(), 'krx-e2e-')) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -82,7 +82,7 @@ describe('bridge on-demand lookups', () => {
 describe('bridge on-demand share of the budget', () => {
   it('refuses lookups past BUDGET_RESERVE of the daily limit, without calling the upstream', async () => {
     // A daily limit of 100 with a 5% share: 5 on-demand calls (the symbol lists take 2 of them).
-    const tb = await startBridge({ BUDGET_RESERVE: 0.05 }, { simulator: { dailyLimit: 100 } });
+    const tb = await startBridge({ BUDGET_RESERVE: 0.05, LOOKUP_CLIENT_SHARE: 1 }, { simulator: { dailyLimit: 100 } });
     try {
       const c = await connect(tb);
       const codes = ['005930', '000660', '035420', '005380', '000270', '068270'];

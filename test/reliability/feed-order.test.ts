@@ -3,7 +3,9 @@ import { LocalBus } from '../../src/bus/bus.js';
 import { silentLogger } from '../../src/log.js';
 import { Demand } from '../../src/poller/demand.js';
 import { Poller } from '../../src/poller/poller.js';
-import { marketClock } from '../../src/poller/session.js';
+import { marketClock } from '../../src/market/clock.js';
+import { KrxCalendar } from '../../src/market/calendar.js';
+import { Sessions } from '../../src/market/session.js';
 import { StateStore } from '../../src/state/store.js';
 
 /**
@@ -36,7 +38,7 @@ describe('feed state and data order', () => {
     bus.subscribe('batch', (b) => order.push(`batch@${b.ts}`));
     const demand = new Demand();
     const budget = { remaining: null, resetAt: null, isExhausted: () => false };
-    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('always'), logger: silentLogger(), random: () => 0 });
+    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('always', new Sessions(new KrxCalendar())), logger: silentLogger(), random: () => 0 });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(1500);

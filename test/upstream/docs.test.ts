@@ -11,9 +11,9 @@ import {
   replaceSection,
 } from '../../src/upstream/docs.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../docs/UPSTREAM.md', import.meta.url), 'utf8');
 
-describe('README catalogue section', () => {
+describe('docs/UPSTREAM.md', () => {
   it('is the generated table (run `npm run docs` after changing the catalogue)', () => {
     expect(currentSection(README)).toBe(catalogueMarkdown());
   });

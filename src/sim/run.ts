@@ -1,0 +1,59 @@
+import { createLogger, type LogFormat } from '../log.js';
+import { parseSimEnv } from './env.js';
+import { Simulator } from './simulator.js';
+
+/**
+ * The upstream simulator as a process (`npm run sim`, `krx-bridge sim`),
+ * configured from the environment (SIM_PORT, SIM_HOST, SIM_API_KEY,
+ * SIM_CLOCK, SIM_SEED, SIM_DAILY_LIMIT, SIM_TICK_MS, SIM_SPEED, SIM_FAULTS,
+ * SIM_LOG_LEVEL). A bad setting prints one line naming it and exits 1.
+ */
+
+/** Runs the simulator until SIGINT or SIGTERM, configured from `env`. */
+export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format: LogFormat = 'auto'): Promise<void> {
+  const parsed = parseSimEnv(env);
+  if (!parsed.ok) {
+    process.stderr.write(`${parsed.message}\n`);
+    process.exit(1);
+  }
+  const settings = parsed.value;
+  const logger = createLogger({ level: settings.SIM_LOG_LEVEL, secrets: [settings.SIM_API_KEY], base: { component: 'sim' }, format });
+  const sim = new Simulator({
+    apiKey: settings.SIM_API_KEY,
+    clock: settings.SIM_CLOCK,
+    seed: settings.SIM_SEED,
+    dailyLimit: settings.SIM_DAILY_LIMIT,
+    tickMs: settings.SIM_TICK_MS,
+    speed: settings.SIM_SPEED,
+    faults: settings.SIM_FAULTS,
+    logger,
+  });
+  try {
+    await sim.start({ port: settings.SIM_PORT, host: settings.SIM_HOST });
+  } catch (err) {
+    process.stderr.write(`cannot listen on ${settings.SIM_HOST}:${settings.SIM_PORT}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    // A stuck close must not keep the process alive.
+    setTimeout(() => process.exit(0), 3_000).unref();
+    void sim
+      .stop()
+      .catch(() => undefined)
+      .finally(() => {
+        try {
+          logger.flush();
+        } catch {
+          // The log destination may already be gone (closed pipe); exiting matters more.
+        }
+        process.exit(0);
+      });
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+

@@ -1,0 +1,143 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../src/cli/main.js';
+import { parseTopics } from '../../src/cli/tail.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { ROOT } from '../bridge/cli.js';
+import { startBridge, until, type TestBridge } from '../bridge/helpers.js';
+
+/** The `krx-bridge` commands, run in-process with a recorded standard output (and once as a process). */
+
+function fakeIo(env: Record<string, string> = {}, isTTY = false) {
+  let out = '';
+  let err = '';
+  let stop: () => void = () => undefined;
+  const stopped = new Promise<void>((r) => (stop = r));
+  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), env, isTTY, columns: 120, interrupted: () => stopped };
+  return { io, out: () => out, err: () => err, stop };
+}
+
+describe('help and version', () => {
+  it.each([
+    [['--help'], /Commands:[\s\S]*tail <topic>/],
+    [['serve', '--help'], /--port <value>[\s\S]*\[PORT\] \(default 8080\)[\s\S]*--upstream-api-key/],
+    [['tail', '--help'], /--url <ws url>[\s\S]*--token/],
+    [['sim', '--help'], /--sim-port <value>\s+\[SIM_PORT\]/],
+    [['get', '--help'], /--period <D\|W\|M>/],
+    [['--version'], /^\d+\.\d+\.\d+\n$/],
+  ] as [string[], RegExp][])('%j', async (argv, text) => {
+    const f = fakeIo();
+    expect(await run(argv, f.io)).toBe(0);
+    expect(f.out()).toMatch(text);
+  });
+
+  it('prints each help and exits 0 as a process', () => {
+    for (const argv of [['--help'], ['tail', '--help'], ['sim', '--help'], ['serve', '--help']]) {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...argv], { cwd: ROOT, encoding: 'utf8' });
+      expect(r.status, argv.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: krx-bridge/);
+    }
+  }, 60_000);
+
+  it('an unknown command or option is one line and exit 1', async () => {
+    const f = fakeIo();
+    expect(await run(['bogus'], f.io)).toBe(1);
+    expect(f.err()).toBe('krx-bridge: unknown command "bogus" (serve, sim, tail, get; --help)\n');
+    const g = fakeIo();
+    expect(await run(['serve', '--no-such-flag'], g.io)).toBe(1);
+    expect(g.err()).toMatch(/^krx-bridge: unknown or malformed option --no-such-flag/);
+  });
+});
+
+describe('sim', () => {
+  it('runs the simulator alone, its settings given as flags', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--sim-port', '0', '--sim-api-key', 'flag-key-1234'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', LOG_FORMAT: 'json' } });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await until(() => /"url":"http:\/\/127\.0\.0\.1:\d+"/.test(out), 30_000, 'the simulator');
+      const url = /"url":"(http:\/\/[^"]+)"/.exec(out)![1]!;
+      const r = await fetch(`${url}/v2/market/stocks/kospi/005930/master`, { headers: { apikey: 'flag-key-1234' } });
+      expect(r.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 40_000);
+});
+
+describe('topics of tail', () => {
+  it('groups topics by feed, wildcards included', () => {
+    expect([...parseTopics(['price.kospi.005930', 'price.kospi.000660', 'quote.kosdaq.*']).values()]).toEqual([
+      { channel: 'price', market: 'kospi', codes: ['005930', '000660'] },
+      { channel: 'quote', market: 'kosdaq', codes: ['*'] },
+    ]);
+    expect(() => parseTopics(['price.kospi'])).toThrow(/not a topic/);
+    expect(() => parseTopics(['prices.kospi.005930'])).toThrow(/unknown channel/);
+  });
+});
+
+describe('tail and get against a bridge', () => {
+  let tb: TestBridge;
+  beforeAll(async () => {
+    tb = await startBridge();
+  });
+  afterAll(async () => {
+    await tb?.bridge.stop();
+  });
+
+  it('tail, piped: one JSON line per change with the whole row', async () => {
+    const f = fakeIo();
+    const done = run(['tail', 'price.kospi.005930', 'quote.kosdaq.*', '--url', tb.wsUrl], f.io);
+    await until(() => f.out().includes('"topic":"price.kospi.005930"') && f.out().includes('"topic":"quote.kosdaq.'), 10_000, 'lines');
+    f.stop();
+    expect(await done).toBe(0);
+    const line = f.out().split('\n').map((l) => JSON.parse(l || 'null')).find((m) => m?.topic === 'price.kospi.005930');
+    expect(line).toMatchObject({ topic: 'price.kospi.005930', seq: expect.any(Number), ts: expect.any(Number), row: { isuSrtCd: '005930', trdPrc: expect.any(Number) } });
+  });
+
+  it('tail on a terminal draws a table', async () => {
+    const f = fakeIo({}, true);
+    const done = run(['tail', 'price.kospi.005930', '--url', tb.wsUrl], f.io);
+    await until(() => f.out().includes('price.kospi.005930'), 10_000, 'the table');
+    f.stop();
+    expect(await done).toBe(0);
+    expect(f.out()).toMatch(/topic\s+price\s+change\s+volume/);
+  });
+
+  it('tail exits 2 with a clear message when it cannot connect', async () => {
+    const f = fakeIo();
+    expect(await run(['tail', 'price.kospi.005930', '--url', 'ws://127.0.0.1:1/ws', '--timeout', '1000'], f.io)).toBe(2);
+    expect(f.err()).toBe('krx-bridge: cannot connect to ws://127.0.0.1:1/ws: connection refused (is the bridge running there?)\n');
+  });
+
+  it('get prints a lookup as JSON', async () => {
+    const f = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
+    expect(await run(['get', 'history', 'kospi', '005930', '--period', 'D', '--count', '3'], f.io)).toBe(0);
+    expect((JSON.parse(f.out()) as { hisLists: unknown[] }).hisLists).toHaveLength(3);
+    const g = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
+    expect(await run(['get', 'master', 'kospi', '999999'], g.io)).toBe(2);
+    expect(g.err()).toMatch(/^krx-bridge: invalid_code: /);
+  });
+});
+
+describe('logs for people', () => {
+  it('are pretty with LOG_FORMAT=pretty (JSON when piped otherwise), and still never show the key', async () => {
+    const { startCli } = await import('../bridge/cli.js');
+    const KEY = 'pretty-log-secret-key-4b7d0a';
+    const b = await startCli({ LOG_FORMAT: 'json', UPSTREAM_URL: 'http://127.0.0.1:1', UPSTREAM_API_KEY: KEY, LOG_LEVEL: 'debug' });
+    b.kill();
+    const pretty = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 8000,
+      killSignal: 'SIGTERM',
+      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', STATE: 'off', LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug', UPSTREAM_URL: 'http://127.0.0.1:1', UPSTREAM_API_KEY: KEY },
+    });
+    const out = pretty.stdout;
+    expect(out).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: krx-bridge listening \{.*"page":"http:\/\/127\.0\.0\.1:\d+\/".*"market":"/m);
+    expect(out).not.toMatch(/^\{"level"/m);
+    expect(out + pretty.stderr + b.output()).not.toContain(KEY);
+    expect(b.output()).toMatch(/^\{"level":30/m);
+  }, 30_000);
+});
