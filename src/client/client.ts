@@ -1,7 +1,7 @@
 import { CHANNELS, LIST_CHANNELS, MARKETS, WILDCARD, type Channel, type Market, type Resource } from '../protocol/constants.js';
 import { viewOf, type RowView } from './view.js';
 import { checkRange, dayBefore, toDate8, type DateLike } from './dates.js';
-import type { ResultMsg, SubscribedMsg, UnsubscribedMsg } from '../protocol/messages.js';
+import type { ResultMsg, SubscribedMsg, UnsubscribedMsg } from '../protocol/wire.js';
 import { topicOf } from '../protocol/topics.js';
 import { KrxCore } from './core.js';
 import { CLIENT_ERROR_CODES, KrxError } from './errors.js';

@@ -1,6 +1,6 @@
 import { DEFAULT_LIMITS, PROTOCOL_VERSION, type Channel, type Limits, type Market } from '../protocol/constants.js';
 import { CLOSE_CODES } from '../protocol/errors.js';
-import type { ClientMsg, ErrorMsg, StatusMsg, WelcomeMsg } from '../protocol/messages.js';
+import type { ClientMsg, ErrorMsg, StatusMsg, WelcomeMsg } from '../protocol/wire.js';
 import { feedOf } from '../protocol/topics.js';
 import { Backoff } from './backoff.js';
 import { Connection, type WebSocketConstructor } from './connection.js';

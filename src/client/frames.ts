@@ -1,4 +1,4 @@
-import type { ErrorMsg, PatchMsg, SnapshotMsg, StatusMsg, WelcomeMsg } from '../protocol/messages.js';
+import type { ErrorMsg, PatchMsg, SnapshotMsg, StatusMsg, WelcomeMsg } from '../protocol/wire.js';
 import { isPatch, isSnapshot, isStatus, isWelcome } from './guards.js';
 
 /**

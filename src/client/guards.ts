@@ -1,4 +1,4 @@
-import type { PatchMsg, SnapshotMsg, StatusMsg, WelcomeMsg } from '../protocol/messages.js';
+import type { PatchMsg, SnapshotMsg, StatusMsg, WelcomeMsg } from '../protocol/wire.js';
 
 /**
  * Cheap shape checks of the server messages the client acts on: a few

@@ -38,7 +38,7 @@ export type { Channel, Market, Resource, ChannelState, Limits } from '../protoco
 /** Wire error codes. */
 export type { ErrorCode } from '../protocol/errors.js';
 /** Server message types the client hands out. */
-export type { StatusMsg, WelcomeMsg, PatchOp } from '../protocol/messages.js';
+export type { StatusMsg, WelcomeMsg, PatchOp } from '../protocol/wire.js';
 /** Topic strings to and from their parts. */
 export { topicOf, parseTopic } from '../protocol/topics.js';
 /** The parts of a topic. */

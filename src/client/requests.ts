@@ -1,4 +1,4 @@
-import type { ClientMsg } from '../protocol/messages.js';
+import type { ClientMsg } from '../protocol/wire.js';
 import { KrxError } from './errors.js';
 import type { SubscribePlan } from './subscriptions.js';
 

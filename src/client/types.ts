@@ -1,5 +1,5 @@
 import type { Channel, GET_MARKETS, Market } from '../protocol/constants.js';
-import type { StatusMsg, WelcomeMsg } from '../protocol/messages.js';
+import type { StatusMsg, WelcomeMsg } from '../protocol/wire.js';
 import type { BackoffOptions } from './backoff.js';
 import type { WebSocketConstructor } from './connection.js';
 import type { KrxError } from './errors.js';

@@ -1,5 +1,5 @@
 import type { Row } from './row.js';
-import type { PatchOp } from './messages.js';
+import type { PatchOp } from './wire.js';
 
 /**
  * Diffs of flat rows as RFC 6902 operations, and their application. Rows are

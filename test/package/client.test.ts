@@ -48,9 +48,9 @@ describe('krx-bridge-client, installed on its own', () => {
   }, 180_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('brings only what the SDK uses: eventemitter3, and zod for the protocol types', () => {
+  it('brings only what the SDK uses: eventemitter3', () => {
     const installed = readdirSync(join(app, 'node_modules')).filter((d) => !d.startsWith('.'));
-    expect(installed.sort()).toEqual(['eventemitter3', 'krx-bridge-client', 'zod']);
+    expect(installed.sort()).toEqual(['eventemitter3', 'krx-bridge-client']);
   });
 
   it('imports and runs', () => {

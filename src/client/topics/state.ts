@@ -1,6 +1,6 @@
 import type { Channel, Market } from '../../protocol/constants.js';
 import { viewOf, type RowView } from '../view.js';
-import type { PatchMsg, PatchOp, SnapshotMsg } from '../../protocol/messages.js';
+import type { PatchMsg, PatchOp, SnapshotMsg } from '../../protocol/wire.js';
 import type { Row } from '../../protocol/row.js';
 import { rowChecksum } from '../../protocol/crc32.js';
 import { parseTopic, type TopicParts } from '../../protocol/topics.js';

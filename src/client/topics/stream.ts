@@ -1,5 +1,5 @@
 import { WILDCARD } from '../../protocol/constants.js';
-import type { ClientMsg, PatchMsg, SnapshotMsg } from '../../protocol/messages.js';
+import type { ClientMsg, PatchMsg, SnapshotMsg } from '../../protocol/wire.js';
 import { KrxError } from '../errors.js';
 import { Subscriptions, type SubscribePlan } from '../subscriptions.js';
 import { TopicTable, type Change, type LocalRow, type ResyncReason, type TopicTableOptions } from './state.js';
