@@ -48,13 +48,28 @@ export interface HistoryPage {
   readonly hasMore: boolean;
 }
 
-/** `params` with `from`/`to` as `YYYYMMDD`, checked. */
-function datedParams(params: HistoryParams): Record<string, unknown> {
-  const from = params.from === undefined ? undefined : toDate8(params.from, 'from');
-  const to = params.to === undefined ? undefined : toDate8(params.to, 'to');
-  checkRange(from, to);
-  return { ...params, ...(from ? { from } : {}), ...(to ? { to } : {}) };
+type Dated = { readonly from?: unknown; readonly to?: unknown; readonly date?: unknown };
+
+/** `params` with the day fields `keys` as `YYYYMMDD`, checked: a bad date, or `from` after `to`, throws `invalid_params`. */
+function datedParams(params: Dated, keys: readonly ('from' | 'to' | 'date')[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...params };
+  for (const k of keys) if (params[k] !== undefined) out[k] = toDate8(params[k] as DateLike, k);
+  checkRange(out.from as string | undefined, out.to as string | undefined);
+  return out;
 }
+
+/** A `get` whose day fields are checked here first, so a bad date costs no request. */
+function dated<T>(params: Dated, keys: readonly ('from' | 'to' | 'date')[], send: (p: Record<string, unknown>) => Promise<T>): Promise<T> {
+  let p: Record<string, unknown>;
+  try {
+    p = datedParams(params, keys);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+  return send(p);
+}
+
+const RANGE = ['from', 'to'] as const;
 
 /** A date, `YYYYMMDD` (string or number). */
 export type Date8 = string | number;
@@ -78,26 +93,29 @@ export interface IntradayParams {
   /** Bar length in seconds; default 60. */
   readonly interval?: 10 | 60 | 600;
   /** Day; default today once the market opened, else the last session. */
-  readonly date?: Date8;
+  readonly date?: DateLike;
   /** First bar time; default 0900. */
   readonly from?: Time4;
   /** Last bar time; default 1530. */
   readonly to?: Time4;
 }
 
-/** Parameters of `shortsell`. */
+/** Parameters of `shortsell`; with none, the last 20 business days up to today. */
 export interface ShortSellParams {
-  readonly from?: Date8;
+  /** First day; default `count` business days back from `to`. */
+  readonly from?: DateLike;
   /** Last day; default today (KST). */
-  readonly to?: Date8;
+  readonly to?: DateLike;
+  /** Business days back from `to` when `from` is left out, 1–100; default 20. */
+  readonly count?: number;
 }
 
-/** Parameters of `foreignhistory`. */
+/** Parameters of `foreignhistory`; with none, the last 20 rows up to today. */
 export interface ForeignHistoryParams {
   /** First day; default far enough back for `count` rows. */
-  readonly from?: Date8;
+  readonly from?: DateLike;
   /** Last day; default today (KST). */
-  readonly to?: Date8;
+  readonly to?: DateLike;
   /** Most rows, 1–100 (the newest); default 20 when `from` is left out. */
   readonly count?: number;
 }
@@ -222,7 +240,11 @@ export class KrxClient extends KrxCore {
         ...(code !== undefined ? { code } : {}),
         ...(p !== undefined && Object.keys(p).length > 0 ? { params: p } : {}),
       }),
-      (reply) => (reply as ResultMsg).data as unknown as ResourceData[R],
+      (reply) => {
+        const r = reply as ResultMsg;
+        // A partial drop travels beside the data; it is told with the rows.
+        return (r.dropped ? { ...r.data, dropped: r.dropped } : r.data) as unknown as ResourceData[R];
+      },
       opts,
     );
   }
@@ -247,14 +269,8 @@ export class KrxClient extends KrxCore {
    * more, `historyPages` or `historyAll`). Dates are checked here: a bad one,
    * or `from` after `to`, rejects with `invalid_params` and sends nothing.
    */
-  history(market: Market, code: string, params: HistoryParams = {}, opts?: RequestOptions): Promise<HistoryData> {
-    let dated: Record<string, unknown>;
-    try {
-      dated = datedParams(params);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
-    return this.get('history', market, code, dated, opts);
+  history(market: Market, code: string, params: HistoryParams = {}, opts?: RequestOptions): Promise<ResourceData['history']> {
+    return dated(params, RANGE, (p) => this.get('history', market, code, p, opts));
   }
 
   /**
@@ -290,9 +306,9 @@ export class KrxClient extends KrxCore {
     return out;
   }
 
-  /** Intraday bars of an issue (10, 60 or 600 s), newest first (at most 100). */
-  intraday(market: Market, code: string, params: IntradayParams = {}, opts?: RequestOptions): Promise<IntradayData> {
-    return this.get('intraday', market, code, { ...params }, opts);
+  /** Intraday bars of an issue (10, 60 or 600 s), newest first (at most 100). A bad `date` rejects with `invalid_params` and sends nothing. */
+  intraday(market: Market, code: string, params: IntradayParams = {}, opts?: RequestOptions): Promise<ResourceData['intraday']> {
+    return dated(params, ['date'], (p) => this.get('intraday', market, code, p, opts));
   }
 
   /** The symbol list of a market (`konex` too). */
@@ -310,14 +326,14 @@ export class KrxClient extends KrxCore {
     return this.get('investors', market, code, undefined, opts);
   }
 
-  /** Short selling and lending balances of an issue by day. */
-  shortsell(market: Market, code: string, params: ShortSellParams = {}, opts?: RequestOptions): Promise<ShortSellData> {
-    return this.get('shortsell', market, code, { ...params }, opts);
+  /** Short selling and lending balances of an issue by day. Dates are checked here, as for `history`. */
+  shortsell(market: Market, code: string, params: ShortSellParams = {}, opts?: RequestOptions): Promise<ResourceData['shortsell']> {
+    return dated(params, RANGE, (p) => this.get('shortsell', market, code, p, opts));
   }
 
-  /** Foreign holding of an issue by day (at most 100 rows). */
-  foreignhistory(market: Market, code: string, params: ForeignHistoryParams = {}, opts?: RequestOptions): Promise<ForeignHistoryData> {
-    return this.get('foreignhistory', market, code, { ...params }, opts);
+  /** Foreign holding of an issue by day (at most 100 rows). Dates are checked here, as for `history`. */
+  foreignhistory(market: Market, code: string, params: ForeignHistoryParams = {}, opts?: RequestOptions): Promise<ResourceData['foreignhistory']> {
+    return dated(params, RANGE, (p) => this.get('foreignhistory', market, code, p, opts));
   }
 
   /** The top 5 trading members on each side of an issue. */

@@ -353,17 +353,28 @@ export interface IndexData extends Change, Ohlc, Acc {
   readonly mktcap?: Num;
 }
 
+/**
+ * What a lookup whose answer is a list of rows says beside them: `dropped`,
+ * how many of the upstream's rows the bridge could not use (missing their
+ * date or code, say) and left out; absent when none were. A lookup whose rows
+ * were all unusable rejects instead (`upstream_unavailable`, schema drift).
+ * See docs/PROTOCOL.md §get.
+ */
+export interface Dropped {
+  readonly dropped?: number;
+}
+
 /** The `data` type of each `get` resource. */
 export interface ResourceData {
   master: MasterData;
   selectivemaster: SelectiveMasterData;
-  history: HistoryData;
-  intraday: IntradayData;
-  lists: ListsData;
+  history: HistoryData & Dropped;
+  intraday: IntradayData & Dropped;
+  lists: ListsData & Dropped;
   closeprice: ClosePriceData;
-  investors: InvestorsData;
-  shortsell: ShortSellData;
-  foreignhistory: ForeignHistoryData;
+  investors: InvestorsData & Dropped;
+  shortsell: ShortSellData & Dropped;
+  foreignhistory: ForeignHistoryData & Dropped;
   traderanking: TradeRankingData;
   closenav: CloseNavData;
   index: IndexData;

@@ -39,7 +39,8 @@ function rangeStart(d: LookupDates, period: unknown, to: string, count: number):
  * The friendly parameters of `resource` with their dates filled in:
  * - `history`, `foreignhistory`: `to` today, `count` 20, `from` far enough
  *   back for `count` bars (the upstream returns the newest `count`);
- * - `shortsell`: `to` today;
+ * - `shortsell`: `to` today, `from` `count` (20) business days back (the
+ *   upstream takes no count; `count` only places `from`);
  * - `intraday`: `date` today, or the last session while the market is closed.
  * Returns an error text when `from` is after `to`.
  */
@@ -52,7 +53,10 @@ export function withDefaultDates(resource: Resource, p: Record<string, unknown>,
       out.count ??= DEFAULT_COUNT;
       out.from = rangeStart(d, out.period, out.to as string, out.count as number);
     }
-  } else if (resource === 'shortsell') out.to ??= today;
+  } else if (resource === 'shortsell') {
+    out.to ??= today;
+    if (out.from === undefined) out.from = d.calendar.tradingDaysBack(out.to as string, (out.count as number | undefined) ?? DEFAULT_COUNT)[0];
+  }
   else if (resource === 'intraday') out.date ??= lastSessionDate(d);
   if (typeof out.from === 'string' && typeof out.to === 'string' && out.from > out.to) {
     return `from (${out.from}) is after to (${out.to})`;

@@ -39,7 +39,7 @@ export const RESOURCE_PARAMS = {
   lists: none,
   closeprice: none,
   investors: none,
-  shortsell: z.object({ from: date8.optional(), to: date8.optional() }).strict(),
+  shortsell: z.object({ from: date8.optional(), to: date8.optional(), count: count.optional() }).strict(),
   foreignhistory: z.object({ from: date8.optional(), to: date8.optional(), count: count.optional() }).strict(),
   traderanking: none,
   closenav: none,

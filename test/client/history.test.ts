@@ -42,6 +42,20 @@ describe('history through the SDK', () => {
     expect(calls()).toBe(before);
   });
 
+  it('checks the dates of every dated lookup locally, and takes Date and ISO strings', async () => {
+    const before = calls();
+    const bad = [
+      client.intraday('kospi', '005930', { date: '2026-02-30' }),
+      client.shortsell('kospi', '005930', { from: '20261120', to: new Date('2026-11-01T00:00:00+09:00') }),
+      client.foreignhistory('kospi', '005930', { from: 'yesterday' }),
+    ];
+    for (const p of bad) expect(await p.catch((e: unknown) => (e as KrxError).code)).toBe('invalid_params');
+    expect(calls()).toBe(before);
+    const rows = (await client.shortsell('kospi', '005930', { from: '2026-11-02', to: new Date('2026-11-20T12:00:00+09:00') })).hisLists;
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(r.trdDd >= '20261102' && r.trdDd <= '20261120').toBe(true);
+  });
+
   it('pages through a long range, each page saying whether more remains, with no gap or repeat', async () => {
     const pages: { n: number; hasMore: boolean; newest: string; oldest: string }[] = [];
     for await (const p of client.historyPages('kospi', '005930', { from: '2025-06-01', to: '2026-11-20' })) {

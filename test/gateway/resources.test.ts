@@ -126,10 +126,11 @@ describe('resolveGet', () => {
     if (!r.ok) expect(r.error.code).toBe(code);
   });
 
-  it('v3 shortsell needs a start date (the v3 endpoint requires it)', () => {
+  it('shortsell without a start date starts 20 business days back, which the v3 endpoint requires; count places it and is not sent', () => {
     const req: GetRequest = { resource: 'shortsell', market: 'kospi', code: '005930', params: { to: '20261120' } };
-    expect(ok(req, V2).params).toEqual({ marketcode: 'kospi', issuecode: '005930', inqEndDd: '20261120' });
-    const r = resolveGet(req, V3, DATES);
-    expect(r.ok ? 'ok' : r.error.code).toBe('invalid_params');
+    expect(ok(req, V2).params).toEqual({ marketcode: 'kospi', issuecode: '005930', inqStrtDd: '20261026', inqEndDd: '20261120' });
+    expect(ok(req, V3).params).toMatchObject({ inqStrtDd: '20261026', inqEndDd: '20261120' });
+    const three: GetRequest = { ...req, params: { to: '20261120', count: 3 } };
+    expect(ok(three, V3).params).toEqual({ marketcode: 'kospi', issuecode: '005930', inqStrtDd: '20261118', inqEndDd: '20261120' });
   });
 });

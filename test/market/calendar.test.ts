@@ -79,6 +79,14 @@ describe('default dates of lookups', () => {
     expect(withDefaultDates('history', { period: 'D', count: 3 }, dates('2026-11-24T03:00:00Z'))).toMatchObject({ count: 3, from: '20261113' });
   });
 
+  it('shortsell: to today, from count (20) business days back, and no count sent upstream', () => {
+    const d = withDefaultDates('shortsell', {}, dates('2026-11-24T03:00:00Z')) as { from: string; to: string };
+    expect(d.to).toBe('20261124');
+    expect(d.from).toBe(cal.tradingDaysBack('20261124', 20)[0]);
+    expect(withDefaultDates('shortsell', { count: 3 }, dates('2026-11-24T03:00:00Z'))).toMatchObject({ from: '20261120', to: '20261124' });
+    expect(withDefaultDates('foreignhistory', {}, dates('2026-11-24T03:00:00Z'))).toMatchObject({ to: '20261124', count: 20 });
+  });
+
   it('refuses from after to', () => {
     expect(withDefaultDates('shortsell', { from: '20261125', to: '20261120' }, dates('2026-11-24T03:00:00Z'))).toMatch(/after/);
   });

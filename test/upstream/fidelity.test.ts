@@ -138,6 +138,29 @@ describe('through the bridge and the simulator (v2 rows dated BzDd)', () => {
     for (const row of body.data.hisLists) expect(row.trdDd).toMatch(/^\d{8}$/);
   });
 
+  it('rows dated BzDd as a string come back dated too, through get, /api and the SDK', async () => {
+    tb.bridge.sim!.faults.set({ drift: { match: '/shortsell', asString: ['BzDd'] } });
+    const k = new KrxClient(tb.wsUrl, { WebSocket: WebSocket as never });
+    try {
+      const raw = await request(`${new URL(tb.bridge.upstreamOrigin)}v2/market/stocks/kospi/035420/shortsell?inqStrtDd=20261101&inqEndDd=20261120`, {
+        headers: { apikey: 'test-upstream-key-9f1c2e7a' },
+      });
+      expect(typeof ((await raw.body.json()) as { result: { hisLists: { BzDd: unknown }[] } }).result.hisLists[0]!.BzDd).toBe('string');
+      const g = (await c.request({ op: 'get', resource: 'shortsell', market: 'kospi', code: '035420' })) as unknown as { type: string; data: { hisLists: { trdDd: string }[] } };
+      expect(g.type).toBe('result');
+      const api = await request(`${tb.url}/api/v2/market/stocks/kospi/068270/shortsell?inqStrtDd=20261101&inqEndDd=20261120`);
+      const viaApi = ((await api.body.json()) as { data: { hisLists: { trdDd: string }[] } }).data.hisLists;
+      const sdk = (await k.shortsell('kospi', '105560', { count: 5 })).hisLists;
+      for (const rows of [g.data.hisLists, viaApi, sdk]) {
+        expect(rows.length).toBeGreaterThan(0);
+        for (const row of rows) expect(row.trdDd).toMatch(/^\d{8}$/);
+      }
+    } finally {
+      k.close();
+      tb.bridge.sim!.faults.set({});
+    }
+  });
+
   it('the SDK asks for the last bars without dates', async () => {
     const k = new KrxClient(tb.wsUrl, { WebSocket: WebSocket as never });
     try {
@@ -179,6 +202,15 @@ describe('a partial drop', () => {
       const api = await request(`${h.httpUrl}/api/v2/market/stocks/kospi/005930/master`);
       expect(((await api.body.json()) as { dropped?: number }).dropped).toBe(2);
       c.close();
+      // The SDK tells it beside the rows.
+      const k = new KrxClient(h.url, { WebSocket: WebSocket as never });
+      try {
+        const bars = await k.history('kospi', '005930', { count: 3 });
+        expect(bars.dropped).toBe(2);
+        expect(bars.hisLists).toHaveLength(1);
+      } finally {
+        k.close();
+      }
     } finally {
       await h.close();
     }

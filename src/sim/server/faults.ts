@@ -25,7 +25,7 @@ export const FaultsSchema = z
     timeout: simple,
     /** Answer 200 with a truncated JSON body. */
     malformed: simple,
-    /** Schema drift: rename fields, drop fields, make number fields non-numeric strings. */
+    /** Schema drift: rename fields, drop fields, make number fields non-numeric strings, or send numbers as strings of their digits. */
     drift: z
       .object({
         rate,
@@ -33,6 +33,7 @@ export const FaultsSchema = z
         rename: z.record(z.string(), z.string()).default({}),
         drop: z.array(z.string()).default([]),
         nonNumeric: z.array(z.string()).default([]),
+        asString: z.array(z.string()).default([]),
       })
       .strict(),
     /** Destroy the connection without an answer. */
@@ -124,7 +125,7 @@ export class FaultSwitch {
 }
 
 /** Applies a drift to a parsed body, in place, at every depth. */
-export function applyDrift(body: unknown, d: { rename: Record<string, string>; drop: string[]; nonNumeric: string[] }): unknown {
+export function applyDrift(body: unknown, d: { rename: Record<string, string>; drop: string[]; nonNumeric: string[]; asString: string[] }): unknown {
   if (Array.isArray(body)) {
     for (const item of body) applyDrift(item, d);
     return body;
@@ -138,6 +139,7 @@ export function applyDrift(body: unknown, d: { rename: Record<string, string>; d
       continue;
     }
     if (d.nonNumeric.includes(k) && typeof o[k] === 'number') o[k] = NON_NUMERIC;
+    if (d.asString.includes(k) && typeof o[k] === 'number') o[k] = String(o[k]);
     const to = d.rename[k];
     if (to !== undefined && to !== k) {
       o[to] = o[k];
