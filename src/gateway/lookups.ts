@@ -39,6 +39,8 @@ export class LookupLimits {
   private readonly rate: KeyedRateLimiter;
   private readonly now: () => number;
   private spentBy = new Map<string, number>();
+  /** Calls reserved per client and not yet settled (made, or being made). */
+  private readonly reserved = new Map<string, number>();
   private dayEnd = 0;
 
   /** Limits as `opts` say. */
@@ -70,20 +72,28 @@ export class LookupLimits {
     return Math.max(1, Math.floor(share * this.opts.clientShare));
   }
 
-  /** The spender of `client`'s lookups: refuses a call past its part of the share, counts the attempts made. */
+  /**
+   * The spender of `client`'s lookups: reserves each call before it is made
+   * and refuses one past its part of the share, counting the calls still in
+   * flight; then counts the attempts each made.
+   */
   spender(client: string): Spender {
     return {
       check: () => {
         const cap = this.cap;
-        if (cap !== null && this.used(client) >= cap) {
+        if (cap !== null && this.used(client) + (this.reserved.get(client) ?? 0) >= cap) {
           const resetAt = this.opts.resetAt?.() ?? null;
           throw new UpstreamError('rate_limited', `lookup share of one client (${cap} calls a day) is spent`, {
             clientShare: true,
             ...(resetAt !== null ? { resetAt } : {}),
           });
         }
+        this.reserved.set(client, (this.reserved.get(client) ?? 0) + 1);
       },
       spent: (attempts) => {
+        const left = (this.reserved.get(client) ?? 1) - 1;
+        if (left > 0) this.reserved.set(client, left);
+        else this.reserved.delete(client);
         if (attempts <= 0) return;
         this.roll();
         const key = this.keyOf(client);

@@ -72,12 +72,27 @@ export interface LookupOptions {
 }
 
 /**
- * Who pays for an upstream call: `check()` throws to refuse it before it is
- * made (nothing counted), `spent(n)` counts the HTTP attempts it made.
+ * Who pays for an upstream call: `check()` reserves it before it is made, or
+ * throws to refuse it (nothing counted); `spent(n)` then settles the
+ * reservation with the HTTP attempts actually made (0 when none was, say the
+ * answer came from another process). Every `check()` that did not throw is
+ * followed by exactly one `spent(n)`, so concurrent lookups cannot all pass
+ * a check that none of them has been counted against yet.
  */
 export interface Spender {
   check(): void;
   spent(attempts: number): void;
+}
+
+/** `spend` made to settle at most once; `settle()` settles with 0 if nothing did. */
+function once(spend: Spender): Spender & { settle(): void } {
+  let settled = false;
+  const spent = (attempts: number): void => {
+    if (settled) return;
+    settled = true;
+    spend.spent(attempts);
+  };
+  return { check: () => undefined, spent, settle: () => spent(0) };
 }
 
 /**
@@ -176,9 +191,10 @@ export class OnDemandCache {
       return { ...(await pending), cached: true };
     }
     opts.spend?.check();
+    const spend = opts.spend && once(opts.spend);
     this.opts.onLookup?.('miss');
     const ttl = ttlFor(lookup(id), now, this.opts.realtimeTtlMs, this.opts.maxTtlMs);
-    const p = this.fetch(key, id, params, ttl, opts.spend);
+    const p = this.fetch(key, id, params, ttl, spend);
     this.inflight.set(key, p);
     try {
       const value = await p;
@@ -192,6 +208,8 @@ export class OnDemandCache {
       throw err;
     } finally {
       this.inflight.delete(key);
+      // A reservation no call settled (refused by the day's share, or answered by another process) costs nothing.
+      spend?.settle();
     }
   }
 

@@ -92,8 +92,9 @@ export class TestClient {
   closed: { code: number; reason: string } | undefined;
   private nextId = 1000;
 
-  constructor(url: string, headers: Record<string, string> = {}) {
-    this.ws = new WebSocket(url, { headers, perMessageDeflate: false });
+  /** A client of `url`; `localAddress` picks the loopback source address (127.0.0.2 is another client to the server). */
+  constructor(url: string, headers: Record<string, string> = {}, localAddress?: string) {
+    this.ws = new WebSocket(url, { headers, perMessageDeflate: false, ...(localAddress ? { localAddress } : {}) });
     this.ws.on('message', (data) => this.onFrame(data.toString()));
     this.ws.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
     this.ws.on('error', () => undefined);

@@ -62,6 +62,53 @@ describe('lookup limits per client', () => {
   });
 });
 
+describe('the reproductions, as an outsider tried them', () => {
+  it('reconnecting does not refill the bucket: 60 connections in turn, 20 gets each, get at most the minute’s allowance', async () => {
+    tb = await startBridge({ GETS_PER_MINUTE: 30 });
+    let results = 0;
+    let refused = 0;
+    for (let i = 0; i < 60; i++) {
+      const [c] = await open(1);
+      const replies = await Promise.all(Array.from({ length: 20 }, () => c!.request({ op: 'get', resource: 'master', market: 'kospi', code: '005930' })));
+      results += replies.filter((r) => r.type === 'result').length;
+      refused += replies.filter((r) => r.type === 'error' && (r as { code?: string }).code === 'rate_limited').length;
+      c!.close();
+    }
+    // A bucket of 30 a minute, refilled by at most a few in the seconds this takes.
+    expect(results).toBeGreaterThanOrEqual(30);
+    expect(results).toBeLessThan(45);
+    expect(results + refused).toBe(1200);
+  }, 60_000);
+
+  it('60 tokenless connections of one address cannot spend the day’s lookup share; another client still gets answers', async () => {
+    // A share of 100 upstream calls (10,000 × 0.01); one address may spend 0.2 of it.
+    tb = await startBridge({ SIM_DAILY_LIMIT: 10_000, BUDGET_RESERVE: 0.01, GETS_PER_MINUTE: 100_000 });
+    await expect.poll(() => tb!.bridge.budget.limit, { timeout: 10_000 }).toBe(10_000);
+    const conns = await open(60);
+    // Every request a different range: each would be an upstream call.
+    const replies = await Promise.all(conns.flatMap((c, i) => [0, 1, 2, 3, 4].map((j) => c.request({ ...historyGet(0), params: { period: 'D', from: '20250101', to: `202611${String(1 + ((i * 5 + j) % 28)).padStart(2, '0')}`, count: 1 + ((i * 5 + j) % 100) } }))));
+    const results = replies.filter((r) => r.type === 'result').length;
+    expect(results).toBeGreaterThan(0);
+    expect(tb.bridge.allowance!.used).toBeLessThanOrEqual(20);
+    // Another address.
+    const other = await new TestClient(tb.wsUrl, {}, '127.0.0.2').ready();
+    clients.push(other);
+    expect((await other.request(historyGet(77))).type).toBe('result');
+  }, 60_000);
+
+  it('at most 32 gets wait for their answer on one connection; the rest are refused at once', async () => {
+    tb = await startBridge({ GETS_PER_MINUTE: 1000 });
+    tb.bridge.sim!.faults.set({ latency: { ms: 1500, match: '/history' } });
+    const [c] = await open(1);
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => c!.request(historyGet(i))));
+    const refused = replies.filter((r) => r.type === 'error' && /at most 32 get requests unanswered/.test((r as { message?: string }).message ?? ''));
+    expect(refused).toHaveLength(8);
+    // The 32 admitted were each answered: a result, or the upstream's timeout behind the slow calls.
+    expect(replies.filter((r) => r.type === 'result').length).toBeGreaterThan(0);
+    expect(replies.filter((r) => r.type === 'result' || /did not answer in time/.test((r as { message?: string }).message ?? ''))).toHaveLength(32);
+  }, 30_000);
+});
+
 describe('lookup accounting', () => {
   it('refuses codes that are not listed before any upstream call, on /api as on get', async () => {
     tb = await startBridge();
