@@ -74,6 +74,8 @@ export interface BridgeAddress {
 }
 
 const SYMBOL_RETRY_MS = 60_000;
+/** Sockets the HTTP server takes beyond MAX_CONNECTIONS: plain requests, and upgrades it will refuse with a status. */
+const HTTP_SOCKET_MARGIN = 512;
 
 /** The whole bridge in one process. */
 export class Bridge {
@@ -247,7 +249,14 @@ export class Bridge {
       );
       await this.journal.start();
     }
-    const server = createServer();
+    // A request head must arrive whole within HTTP_HEADERS_TIMEOUT_MS (checked every second, not Node's 30 s), and the
+    // process holds at most its WebSocket cap plus a margin of sockets, below its open-file limit.
+    const server = createServer({
+      headersTimeout: c.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: Math.max(c.HTTP_HEADERS_TIMEOUT_MS, 30_000),
+      connectionsCheckingInterval: 1000,
+    });
+    server.maxConnections = c.MAX_CONNECTIONS + HTTP_SOCKET_MARGIN;
     server.on('clientError', onClientError);
     this.server = server;
     const recordings = join(c.DATA_DIR, 'recordings');

@@ -92,6 +92,10 @@ export const SETTINGS = {
     schema: int(0, 1_000_000).default(2000),
     text: 'Master lookups a budget day that fill in English names for the symbol search (subscribed codes first; through the on-demand share and its cache); 0: none.',
   },
+  HTTP_HEADERS_TIMEOUT_MS: {
+    schema: int(500, 300_000).default(10_000),
+    text: 'Time a client has to send a whole request head (request line and headers), ms; then HTTP 408 and the socket is closed (slow-header floods).',
+  },
   INFO_REQUESTS_PER_MINUTE: { schema: int(1, 100_000).default(300), text: '`/status` and `/symbols` requests per minute per remote address.' },
   SOURCE_MAPS: { schema: bool.default(false), text: 'Serve the demo page’s `.map` source maps (for debugging it; they show its whole source).' },
   SLOW_CONFLATE_BYTES: { schema: int(1024, 1 << 30).default(1 << 20), text: 'Buffered bytes at which a client’s updates are conflated.' },

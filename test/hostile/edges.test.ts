@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { Authenticator, claimRefusal } from '../../src/gateway/auth.js';
+import { Authenticator, tokenDigest, claimRefusal } from '../../src/gateway/auth.js';
 import { createLogger } from '../../src/log.js';
 import { Client, codes, counter, eventually, startHarness, type Harness } from '../gateway/harness.js';
 import { startBridge, type TestBridge } from '../bridge/helpers.js';
@@ -123,6 +123,19 @@ describe('connections', () => {
     await eventually(() => lines.some((l) => l.includes('connection closed by the WebSocket layer') && l.includes('"close":1009')));
   });
 
+  it('logs and counts the cut of a peer that stopped answering pings', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(l) } });
+    h = await startHarness({ logger, heartbeatMs: 1000 });
+    // A raw peer that never answers a ping: ws answers them itself unless told not to.
+    const ws = new WebSocket(h.url, { autoPong: false } as never);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    expect(await closed).toBe(1006); // cut without a closing handshake
+    expect(await counter(h.metrics, 'krx_server_closes_total', { code: '4002' })).toBe(1);
+    expect(lines.some((l) => l.includes('closing connection') && l.includes('"close":4002') && l.includes('"level":30'))).toBe(true);
+  }, 10_000);
+
   it('answers a subscribe past the topic limit with too_many_topics, however many codes it names', async () => {
     h = await startHarness({ limits: { maxTopics: 1000 } }, {}, 50);
     const c = await Client.connect(h.url);
@@ -148,6 +161,10 @@ describe('tokens', () => {
     const file = join(dir, 'tokens');
     writeFileSync(file, 'tok-one\ntok-two\n');
     const a = new Authenticator({ tokenFile: file });
+    // The table is keyed by fixed-length digests: a lookup never compares the presented text with a token.
+    const keys = [...(a as unknown as { tokens: Map<string, unknown> }).tokens.keys()];
+    expect(keys).toEqual([tokenDigest('tok-one'), tokenDigest('tok-two')]);
+    for (const k of keys) expect(k).toMatch(/^[0-9a-f]{64}$/);
     const one = await a.authenticate({ headers: { authorization: 'Bearer tok-one' } });
     expect(one.ok).toBe(true);
     expect((await a.authenticate({ headers: { authorization: 'Bearer tok-on' } })).ok).toBe(false);

@@ -30,7 +30,7 @@ describe('parseTarget', () => {
 describe('malformed request targets against the running bridge', () => {
   let b: CliBridge;
   beforeAll(async () => {
-    b = await startCli();
+    b = await startCli({ HTTP_HEADERS_TIMEOUT_MS: '1500' });
   }, 90_000);
   afterAll(() => b?.kill());
 
@@ -79,4 +79,29 @@ describe('malformed request targets against the running bridge', () => {
     await alive();
     expect(b.output()).not.toMatch(/uncaught exception|unhandled promise rejection/);
   }, 90_000);
+
+  it('cuts clients that send their headers slowly (408), and keeps serving the others meanwhile', async () => {
+    const { connect } = await import('node:net');
+    const slow = Array.from({ length: 50 }, () => {
+      const sock = connect({ port: b.port, host: '127.0.0.1' });
+      let text = '';
+      sock.setEncoding('latin1');
+      sock.on('data', (d: string) => (text += d));
+      sock.on('error', () => undefined);
+      const closed = new Promise<number>((resolve) => sock.on('close', () => resolve(Date.now())));
+      sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      // One header line every 300 ms, never the blank line that ends the head.
+      const drip = setInterval(() => sock.writable && sock.write(`X-${Math.random().toString(36).slice(2)}: y\r\n`), 300);
+      return { closed, text: () => text, stop: () => clearInterval(drip) };
+    });
+    const start = Date.now();
+    // While they drip, others are served.
+    for (let i = 0; i < 5; i++) await alive();
+    const ends = await Promise.all(slow.map((s) => s.closed));
+    for (const s of slow) s.stop();
+    for (const s of slow) expect(s.text()).toMatch(/^HTTP\/1\.1 408/);
+    // The head timeout (1.5 s), checked each second.
+    expect(Math.max(...ends) - start).toBeLessThan(5000);
+    await alive();
+  }, 20_000);
 });
