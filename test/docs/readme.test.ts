@@ -19,8 +19,8 @@ const COVERED: Readonly<Record<string, string>> = {
   'UPSTREAM_URL=https://<the provider\'s base URL> UPSTREAM_API_KEY=<your key> npm start': 'test/bridge/around-the-clock.test.ts', // UPSTREAM_URL and UPSTREAM_API_KEY against an upstream process
   'npx krx-bridge': 'test/package/pack.test.ts',
   'npx krx-bridge tail price.kospi.005930 quote.kosdaq.*': 'test/cli/cli.test.ts',
-  'npx krx-bridge get history kospi 005930 --count 3': 'test/cli/cli.test.ts',
-  'npx krx-bridge sim': 'test/cli/cli.test.ts',
+  'npx krx-bridge get history kospi 005930 --count 3': 'test/package/pack.test.ts',
+  'npx krx-bridge sim': 'test/package/pack.test.ts',
   'npm run docs': 'test/config/docs.test.ts',
   'npm run bench': '.ci/run',
 };
@@ -32,8 +32,8 @@ const EVIDENCE: Readonly<Record<string, string>> = {
   "UPSTREAM_URL=https://<the provider's base URL> UPSTREAM_API_KEY=<your key> npm start": 'UPSTREAM_API_KEY',
   'npx krx-bridge': "'krx-bridge', '--port'",
   'npx krx-bridge tail price.kospi.005930 quote.kosdaq.*': "'tail', 'price.kospi.005930', 'quote.kosdaq.*'",
-  'npx krx-bridge get history kospi 005930 --count 3': "'get', 'history', 'kospi', '005930'",
-  'npx krx-bridge sim': "'sim', '--sim-port'",
+  'npx krx-bridge get history kospi 005930 --count 3': "'krx-bridge', 'get', 'history', 'kospi', '005930', '--count', '3'",
+  'npx krx-bridge sim': "'krx-bridge', 'sim', '--sim-port'",
   'npm run docs': 'settingsMarkdown',
   'npm run bench': 'npm run bench',
 };

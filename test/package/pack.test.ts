@@ -78,7 +78,26 @@ describe('the packed package', () => {
       tail.kill('SIGINT');
     }
     expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ topic: 'price.kospi.005930', row: { isuSrtCd: '005930' } });
+    // The README's lookup, from the install.
+    const got = execFileSync('npx', ['--no-install', 'krx-bridge', 'get', 'history', 'kospi', '005930', '--count', '3', '--url', `ws://127.0.0.1:${port}/ws`], { cwd: app, encoding: 'utf8' });
+    expect((JSON.parse(got) as { hisLists: unknown[] }).hisLists).toHaveLength(3);
   }, 90_000);
+
+  it('npx krx-bridge sim runs the simulator alone from the install', async () => {
+    const port = await freePort();
+    let out = '';
+    const sim = spawn('npx', ['--no-install', 'krx-bridge', 'sim', '--sim-port', String(port)], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    sim.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    sim.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await until(() => out.includes('listening'), 30_000, `the simulator to listen: ${out}`);
+      const r = await request(`http://127.0.0.1:${port}/_sim/health`);
+      expect(r.statusCode).toBe(200);
+      await r.body.dump();
+    } finally {
+      sim.kill('SIGINT');
+    }
+  }, 60_000);
 
   it('the SDK imports from the install', () => {
     const r = execFileSync('node', ['--input-type=module', '-e', "const m = await import('krx-bridge/client'); console.log(typeof m.KrxClient)"], { cwd: app, encoding: 'utf8' });
