@@ -500,6 +500,7 @@ export class Bridge {
       clock: c.SIM_CLOCK,
       seed: c.SIM_SEED,
       dailyLimit: c.SIM_DAILY_LIMIT,
+      sessions: this.sessions,
       logger: this.logger.child({ component: 'sim' }),
       ...this.opts.simulator,
     });
