@@ -314,4 +314,26 @@ describe('the feed around the clock (injected clock)', () => {
     expect(states.at(-1)).toBe('closed');
     expect(caller.calls.length - before).toBeLessThanOrEqual(1);
   });
+
+  it.each([
+    ['2026-11-24T08:29:30+09:00', '2026-11-24T08:30:00+09:00', '2026-11-24T09:00:00+09:00'], // the pre-market, before the open it announces
+    ['2026-11-24T15:35:00+09:00', '2026-11-24T15:40:00+09:00', '2026-11-25T09:00:00+09:00'], // after-hours trading
+    ['2027-01-04T09:20:00+09:00', '2027-01-04T09:30:00+09:00', '2027-01-04T10:00:00+09:00'], // the New Year's late pre-market
+  ])('closed at %s, it polls again at %s, while saying it opens at %s', async (iso, resumes, opens) => {
+    vi.useFakeTimers({ now: Date.parse(iso) });
+    caller = new FakeCaller();
+    const bus = new LocalBus();
+    const seen: FeedStatus[] = [];
+    bus.subscribe('status', (st) => seen.push(st));
+    const demand = new Demand();
+    // A closed feed that would look at the clock only once an hour: the wake comes from the sessions.
+    poller = new Poller({ caller, budget: { remaining: null, resetAt: null, isExhausted: () => false }, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5, closedCheckMs: 3_600_000 });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(Date.parse(resumes) - Date.parse(iso) - 1000);
+    expect(seen.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse(opens) });
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(seen.at(-1)!.state).toBe('live');
+    expect(caller.calls.at(-1)!.at).toBeGreaterThanOrEqual(Date.parse(resumes));
+  });
 });
