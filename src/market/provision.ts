@@ -1,6 +1,6 @@
 import type { Provision } from '../upstream/catalogue.js';
-import { kstDate, kstSecondOfDay } from './calendar.js';
-import { REGULAR_HOURS, type Sessions } from './session.js';
+import { kstDate, kstSecondOfDay, nextKstTime } from './calendar.js';
+import { REGULAR_HOURS, kstMoment, type Sessions } from './session.js';
 
 /**
  * When the upstream provides an endpoint's data, on the KRX calendar and
@@ -39,4 +39,23 @@ export function providedAt(p: Provision, date: string, secs: number, sessions: S
 /** Whether the upstream provides data of `p` at `ms` (epoch). */
 export function provided(p: Provision, ms: number, sessions: Sessions): boolean {
   return providedAt(p, kstDate(ms), kstSecondOfDay(ms), sessions);
+}
+
+/**
+ * The next moment after `ms` at which the upstream publishes new data of a
+ * `batch` or `afterClose` provision: its time (06:30, 15:40) on the next
+ * trading day that has not reached it yet, a late close moving a closing
+ * time with it. Without `sessions`, the next time the KST clock reads it.
+ */
+export function nextPublication(p: Exclude<Provision, { type: 'realtime' }>, ms: number, sessions?: Sessions): number {
+  if (sessions === undefined) return nextKstTime(p.at, ms);
+  const at = (date: string): number | undefined => {
+    const h = sessions.hours(date);
+    if (h === undefined) return undefined;
+    return kstMoment(date, secsOf(p.at) + (p.type === 'afterClose' ? h.close - REGULAR_HOURS.close : 0));
+  };
+  const today = at(kstDate(ms));
+  if (today !== undefined && today > ms) return today;
+  const next = sessions.calendar.nextTradingDay(kstDate(ms));
+  return at(next) ?? nextKstTime(p.at, ms);
 }

@@ -6,7 +6,8 @@ import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { KrxCalendar, coveredYear, kstDate, operatorHolidays, parseHolidayList, yearEndClosure } from '../../src/market/calendar.js';
 import { lastSessionDate, withDefaultDates } from '../../src/gateway/dates.js';
 import { Sessions } from '../../src/market/session.js';
-import { provided } from '../../src/market/provision.js';
+import { nextPublication, provided } from '../../src/market/provision.js';
+import { ttlFor } from '../../src/upstream/cache.js';
 import { endpoint } from '../../src/upstream/catalogue.js';
 
 const cal = new KrxCalendar();
@@ -148,5 +149,30 @@ describe('provision on the sessions', () => {
     const ms = at(`${t}:00+09:00`);
     expect(provided(lists, ms, sessions)).toBe(snapshot);
     expect(provided(close, ms, sessions)).toBe(closing);
+  });
+});
+
+describe('when closing data is next published (the on-demand cache keeps it until then)', () => {
+  const sessions = new Sessions(cal);
+  const close = { type: 'afterClose', at: '15:40' } as const;
+  const batch = { type: 'batch', at: '06:30' } as const;
+  const kst = (t: string) => at(`${t}:00+09:00`);
+  it.each([
+    ['2026-11-27T16:00', close, '2026-11-30T15:40'], // Friday's close stands over the weekend
+    ['2026-11-24T10:00', close, '2026-11-24T15:40'],
+    ['2026-11-19T16:00', close, '2026-11-19T16:40'], // the exam day closes an hour late
+    ['2026-12-30T16:00', close, '2027-01-04T15:40'], // the year-end closure and New Year's Day
+    ['2026-11-28T07:00', batch, '2026-11-30T06:30'],
+    ['2026-11-24T05:00', batch, '2026-11-24T06:30'],
+  ] as const)('%s KST: %o next at %s', (t, p, next) => {
+    expect(nextPublication(p, kst(t), sessions)).toBe(kst(next));
+  });
+
+  it('sets the cache’s TTL of closing data on the calendar', () => {
+    const fri = kst('2026-11-27T16:00');
+    const week = 7 * 86_400_000;
+    expect(ttlFor(endpoint('v2.stocks.closeprice'), fri, 1000, week, sessions)).toBe(kst('2026-11-30T15:40') - fri);
+    expect(ttlFor(endpoint('v2.stocks.closeprice'), fri, 1000, week)).toBe(kst('2026-11-28T15:40') - fri); // without it: the clock's next 15:40
+    expect(ttlFor(endpoint('v2.stocks.closeprice'), fri, 1000, 6 * 3600_000, sessions)).toBe(6 * 3600_000);
   });
 });
