@@ -151,7 +151,8 @@ describe('around the clock: `npm start` under a set wall clock', () => {
 
   it('a closed-market subscribe with nothing saved makes one call per feed, and none in the following minute (the clock at 20×)', async () => {
     // Saturday 20:00 KST; the bridge's clock and timers run 20 times faster than real time.
-    const b = await startCli({ SIM_CLOCK: 'kst', NAMES_PER_DAY: '0', UPSTREAM_TIMEOUT_MS: '60000' }, { faketime: utcOf('2026-11-28 20:00'), speed: 20, entry });
+    // Timeouts and the ping interval are in the bridge's time: long enough that 20× does not make a loaded machine look dead.
+    const b = await startCli({ SIM_CLOCK: 'kst', NAMES_PER_DAY: '0', UPSTREAM_TIMEOUT_MS: '60000', HEARTBEAT_MS: '600000' }, { faketime: utcOf('2026-11-28 20:00'), speed: 20, entry });
     try {
       const c = await readyClient(b);
       c.send({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
