@@ -216,11 +216,11 @@ export class Bridge {
       resetAt: () => this.budget.resetAt,
       now: this.now,
     });
-    const cache = new OnDemandCache({ caller, now: this.now, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
+    const cache = new OnDemandCache({ caller, now: this.now, sessions: this.sessions, onLookup: (r) => this.metrics.cache.inc({ result: r }), ...shared });
     this.cache = cache;
     // Symbol lists are the bridge's own need, not a client's lookup: shared in a cluster, never capped.
     this.symbolCache = cluster
-      ? new OnDemandCache({ caller: { call: (id, p) => upstream.call(id, p) }, now: this.now, shared: cluster.cache })
+      ? new OnDemandCache({ caller: { call: (id, p) => upstream.call(id, p) }, now: this.now, sessions: this.sessions, shared: cluster.cache })
       : undefined;
     const clockMode = c.MARKET_CLOCK ?? (this.sim && c.SIM_CLOCK === 'kst' ? 'kst' : this.sim ? 'always' : 'kst');
     this.poller = new Poller({
@@ -509,6 +509,7 @@ export class Bridge {
       clock: c.SIM_CLOCK,
       seed: c.SIM_SEED,
       dailyLimit: c.SIM_DAILY_LIMIT,
+      sessions: this.sessions,
       logger: this.logger.child({ component: 'sim' }),
       ...this.opts.simulator,
     });

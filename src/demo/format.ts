@@ -127,14 +127,14 @@ export function kstClock(epochMs: number): string {
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
-/** The KST weekday and time of a moment, e.g. `Mon 08:30`. */
+/** The KST weekday and time of a moment, e.g. `Mon 09:00`. */
 export function kstWeekdayTime(epochMs: number): string {
   const d = new Date(epochMs + 9 * 3600_000);
   return `${WEEKDAYS[d.getUTCDay()]} ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
 }
 
 /**
- * What the market marker says of the feeds' states: `Closed · opens Mon 08:30`
+ * What the market marker says of the feeds' states: `Closed · opens Mon 09:00`
  * (with `· as of Fri 18:00` when the data's time is known) when every feed
  * shown is closed, undefined otherwise.
  */

@@ -76,7 +76,7 @@ export interface StatusElements {
   readonly pill: HTMLElement;
   /** The panel body. */
   readonly panel: HTMLElement;
-  /** The header's market marker (`Closed · opens Mon 08:30`), shown while every feed is closed. */
+  /** The header's market marker (`Closed · opens Mon 09:00`), shown while every feed is closed. */
   readonly market?: HTMLElement;
 }
 

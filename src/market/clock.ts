@@ -1,3 +1,5 @@
+import type { Provision } from '../upstream/catalogue.js';
+import { provided } from './provision.js';
 import type { Phase, Sessions } from './session.js';
 
 /**
@@ -12,17 +14,25 @@ export interface MarketClock {
   session(): Phase;
   /** When the current trading day's sessions end, ms epoch; undefined when closed. */
   windowEnd(): number | undefined;
-  /** When the market next leaves `closed` (ms epoch); undefined for an always-open clock. */
+  /** When the next regular session opens (09:00 KST, or the late open), ms epoch; undefined for an always-open clock. */
   opensAt(): number | undefined;
+  /** When the market next leaves `closed` (the pre-market, or after-hours trading), ms epoch; undefined for an always-open clock. */
+  resumesAt(): number | undefined;
+  /** Whether the upstream provides data of `provision` now (an always-open clock: always). */
+  provides(provision: Provision): boolean;
 }
 
 /** A market clock on `sessions` (mode `kst`), or always open. */
 export function marketClock(mode: 'kst' | 'always', sessions: Sessions, now: () => number = Date.now): MarketClock {
-  if (mode === 'always') return { now, session: () => 'regular', windowEnd: () => undefined, opensAt: () => undefined };
+  if (mode === 'always') {
+    return { now, session: () => 'regular', windowEnd: () => undefined, opensAt: () => undefined, resumesAt: () => undefined, provides: () => true };
+  }
   return {
     now,
     session: () => sessions.phase(now()),
     windowEnd: () => (sessions.phase(now()) === 'closed' ? undefined : sessions.dayEnd(now())),
     opensAt: () => sessions.opensAt(now()),
+    resumesAt: () => sessions.resumesAt(now()),
+    provides: (p) => provided(p, now(), sessions),
   };
 }

@@ -110,8 +110,26 @@ export class Sessions {
     return phaseOf(this.hours(kstDate(ms)), kstSecondOfDay(ms));
   }
 
-  /** The next moment (strictly after `ms`, or `ms` itself if a session starts then) the market leaves `closed`. */
+  /**
+   * When the next regular session opens (ms epoch; `ms` itself if it opens
+   * then): continuous trading at 09:00 KST, or 10:00 on the first trading
+   * day of the year and the exam day. What a closed market's `opensAt` says.
+   */
   opensAt(ms: number): number {
+    const date = kstDate(ms);
+    const h = this.hours(date);
+    if (h !== undefined && kstSecondOfDay(ms) < h.open) return kstMoment(date, h.open);
+    const next = this.calendar.nextTradingDay(date);
+    return kstMoment(next, this.hours(next)!.open);
+  }
+
+  /**
+   * The next moment (at or after `ms`) the market leaves `closed`: the
+   * pre-market (08:30, an hour later on a late-open day), or after-hours
+   * trading at 15:40 when `ms` falls between the close and it. A closed feed
+   * looks again then; it is earlier than `opensAt`.
+   */
+  resumesAt(ms: number): number {
     const date = kstDate(ms);
     const secs = kstSecondOfDay(ms);
     const h = this.hours(date);

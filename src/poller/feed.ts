@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { DemandView } from './demand.js';
 import type { MarketClock } from '../market/clock.js';
 import { isListChannel, planCycle, type Family, type PlannedCall } from './feeds.js';
+import { closingRow, isClosingCall, planClosed, type Missing } from './closed.js';
 
 /**
  * One feed (channel, market): a sequential poll loop that calls the upstream
@@ -82,6 +83,8 @@ export class Feed {
    * once until the session opens. Undefined while the market is open.
    */
   private closedFetched: Set<string> | undefined;
+  /** Why the last closed-market fetch got nothing (kept until the session opens, so later checks still say it). */
+  private closedWhy: string | undefined;
   /** When the current state (with its reason and interval) was entered, ms epoch; 0 before the first. */
   private stateTs = 0;
   private failures = 0;
@@ -203,8 +206,9 @@ export class Feed {
     }
     this.idleSince = undefined;
     if (!ctx.mayPoll()) return ctx.baseMs;
-    if (ctx.clock.session() === 'closed') return this.closedStep(calls, now);
+    if (ctx.clock.session() === 'closed') return this.closedStep(now);
     this.closedFetched = undefined;
+    this.closedWhy = undefined;
     if (ctx.budget.isExhausted(now)) return this.rateLimited(ctx.budget.resetAt);
     const interval = Math.min(MAX_INTERVAL_MS, ctx.intervalFor(this));
     this.lastStart = now;
@@ -216,28 +220,33 @@ export class Feed {
 
   /**
    * A cycle while the market is closed: the feed holds its last state and
-   * says `closed`. What it holds no row for, it fetches once (the upstream
-   * still answers the day's last state on its snapshot endpoints), and then
+   * says `closed`. What it holds no row for, it fetches once from the
+   * endpoint that serves the last state at this hour (closed.ts), and then
    * makes no call until the session opens.
    */
-  private async closedStep(calls: PlannedCall[], now: number): Promise<number> {
+  private async closedStep(now: number): Promise<number> {
     const { ctx } = this;
     const missing = this.missingCodes();
-    let failure: string | undefined;
-    if (missing.length > 0 && !ctx.budget.isExhausted(now)) {
+    if ((missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now)) {
       const fetched = (this.closedFetched ??= new Set());
-      for (const c of missing) fetched.add(c);
-      this.lastStart = now;
-      this.cycles++;
-      const results = await Promise.allSettled(calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
-      this.calls += calls.length;
-      failure = this.settleClosed(calls, results);
+      for (const c of missing.codes) fetched.add(c);
+      if (missing.wildcard) fetched.add('*');
+      const plan = planClosed(this.channel, this.market, this.family, missing, (p) => ctx.clock.provides(p));
+      this.closedWhy = plan.why;
+      if (plan.calls.length > 0) {
+        this.lastStart = now;
+        this.cycles++;
+        const results = await Promise.allSettled(plan.calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
+        this.calls += plan.calls.length;
+        this.closedWhy = this.settleClosed(plan.calls, results);
+      }
     }
-    const held = this.holdsRows();
-    const reason = held ? 'market closed' : `market closed; no data to show until the session opens${failure ? ` (${failure})` : ''}`;
+    const why = this.closedWhy;
+    const reason = this.holdsRows() ? 'market closed' : `market closed; no data to show until the session opens${why ? ` (${why})` : ''}`;
     this.setState('closed', reason, 0);
-    const opensAt = ctx.clock.opensAt();
-    return opensAt === undefined ? ctx.closedCheckMs : Math.max(0, Math.min(ctx.closedCheckMs, opensAt - ctx.clock.now()));
+    // Look again when the market leaves `closed` (the pre-market, after-hours), before the open that `opensAt` announces.
+    const resumesAt = ctx.clock.resumesAt();
+    return resumesAt === undefined ? ctx.closedCheckMs : Math.max(0, Math.min(ctx.closedCheckMs, resumesAt - ctx.clock.now()));
   }
 
   /** Applies what a closed-market fetch got (its rows are the last state, published as usual); returns the first failure's code. */
@@ -258,16 +267,15 @@ export class Feed {
     return failure;
   }
 
-  /** The wanted codes (`*` for the whole market) this feed holds no row for and has not fetched since the close. */
-  private missingCodes(): string[] {
+  /** The wanted codes, and the whole market, this feed holds no row for and has not fetched since the close. */
+  private missingCodes(): Missing {
     const w = this.wanted();
     const done = this.closedFetched;
-    const out: string[] = [];
-    if (w.wildcard && !this.holdsRows() && !done?.has('*')) out.push('*');
+    const codes: string[] = [];
     for (const code of w.codes) {
-      if (this.ctx.store.entry(this.channel, this.market, code) === undefined && !done?.has(code)) out.push(code);
+      if (this.ctx.store.entry(this.channel, this.market, code) === undefined && !done?.has(code)) codes.push(code);
     }
-    return out;
+    return { codes, wildcard: w.wildcard && !this.holdsRows() && !done?.has('*') };
   }
 
   /** Whether the store holds any row of this feed. */
@@ -312,6 +320,7 @@ export class Feed {
   }
 
   private rowsOf(value: { data: Record<string, unknown>; rows: Row[] }, call: PlannedCall): Row[] {
+    if (isClosingCall(call)) return [closingRow(this.channel, this.family, value.data, String(call.params.issuecode))];
     if (isListChannel(this.channel) || this.channel === 'price' || this.channel === 'book') return value.rows;
     // Per-issue responses (index) are one object; key it by the code asked for.
     const row = value.data as Row;

@@ -150,7 +150,7 @@ export const StatusMsg = z.object({
   intervalMs: z.number().int().nonnegative(),
   reason: z.string().optional(),
   ts,
-  /** While `closed`: when the market next opens (ms epoch). */
+  /** While `closed`: when the next regular session opens, ms epoch (09:00 KST, or 10:00 on a late-open day; pre-market data may come from 08:30 before it). */
   opensAt: ts.optional(),
   /** While `closed`: when the feed's data was last refreshed from the upstream (ms epoch); absent when the server holds none. */
   asOf: ts.optional(),

@@ -1,8 +1,12 @@
-import { KrxCalendar } from '../market/calendar.js';
+import type { KrxCalendar } from '../market/calendar.js';
+
+export { addDays, weekday } from '../market/calendar.js';
 
 /**
- * Dates and the KRX trading calendar. Pure functions over `YYYYMMDD`
- * strings and KST wall times; no time zone library: KST is UTC+9 all year.
+ * Dates and KST wall times for the simulator. Pure functions over `YYYYMMDD`
+ * strings; no time zone library: KST is UTC+9 all year. Which days trade is
+ * the one KRX calendar of src/market, handed in by whoever holds it (the
+ * simulator's market).
  */
 
 /** Milliseconds KST is ahead of UTC. */
@@ -15,9 +19,6 @@ export interface KstTime {
   /** Seconds since 00:00 KST (fractional). */
   readonly secs: number;
 }
-
-/** The one KRX calendar (src/market): the simulator trades on the days the bridge expects. */
-const KRX = new KrxCalendar();
 
 /** Fixed-date public holidays of other countries (MMDD), for the holiday service; Korea's come from the KRX calendar. */
 export const NATION_HOLIDAYS: Readonly<Record<string, readonly string[]>> = {
@@ -67,47 +68,13 @@ export function dateOfDay(day: number): string {
   return `${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}`;
 }
 
-/** The date `n` calendar days after `date` (negative for before). */
-export function addDays(date: string, n: number): string {
-  return dateOfDay(dayNumber(date) + n);
-}
-
-/** Day of the week, 0 = Sunday. */
-export function weekday(date: string): number {
-  return new Date(dateToUtcMs(date)).getUTCDay();
-}
-
-/** True on a holiday of the given country: for Korea, a weekday the exchange is closed (public holiday, year-end closure). */
-export function isHoliday(date: string, nation = 'KR'): boolean {
+/** True on a holiday of the given country: for Korea, a weekday the exchange is closed on `calendar` (public holiday, year-end closure, an operator's closure). */
+export function isHoliday(calendar: KrxCalendar, date: string, nation = 'KR'): boolean {
   if (nation === 'KR') {
-    const c = KRX.closure(date);
+    const c = calendar.closure(date);
     return c !== undefined && c !== 'weekend';
   }
   return (NATION_HOLIDAYS[nation] ?? []).includes(date.slice(4));
-}
-
-/** True when the Korean exchange trades on `date`, on the KRX calendar. */
-export function isTradingDay(date: string): boolean {
-  return KRX.isTradingDay(date);
-}
-
-/** The last trading day strictly before `date`. */
-export function prevTradingDay(date: string): string {
-  let d = addDays(date, -1);
-  while (!isTradingDay(d)) d = addDays(d, -1);
-  return d;
-}
-
-/** The first trading day strictly after `date`. */
-export function nextTradingDay(date: string): string {
-  let d = addDays(date, 1);
-  while (!isTradingDay(d)) d = addDays(d, 1);
-  return d;
-}
-
-/** `date` if it is a trading day, else the trading day before it. */
-export function tradingDayOnOrBefore(date: string): string {
-  return isTradingDay(date) ? date : prevTradingDay(date);
 }
 
 /** Seconds after midnight of `HH:MM`, `HHMM` or `HHMMSS`. */
@@ -131,13 +98,13 @@ export function timeHHMMSS(secs: number): string {
   return `${pad2(Math.floor(t / 3600))}${pad2(Math.floor((t % 3600) / 60))}${pad2(t % 60)}`;
 }
 
-/** Trading days in `[from, to]`, newest first, at most `limit`. */
-export function tradingDaysBack(to: string, limit: number, from = '19000101'): string[] {
+/** Trading days of `calendar` in `[from, to]`, newest first, at most `limit`. */
+export function tradingDaysBack(calendar: KrxCalendar, to: string, limit: number, from = '19000101'): string[] {
   const out: string[] = [];
-  let d = tradingDayOnOrBefore(to);
+  let d = calendar.onOrBefore(to);
   while (out.length < limit && d >= from) {
     out.push(d);
-    d = prevTradingDay(d);
+    d = calendar.prevTradingDay(d);
   }
   return out;
 }

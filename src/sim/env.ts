@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { operatorHolidays } from '../market/calendar.js';
 import { FaultsSchema } from './server/faults.js';
 import { DEFAULT_API_KEY, DEFAULT_DAILY_LIMIT } from './simulator.js';
 
@@ -7,6 +8,19 @@ import { DEFAULT_API_KEY, DEFAULT_DAILY_LIMIT } from './simulator.js';
  */
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** `YYYYMMDD` dates, inline or `@file` (as MARKET_HOLIDAYS of the bridge). */
+const dates = z
+  .string()
+  .default('')
+  .transform((text, ctx) => {
+    try {
+      return operatorHolidays(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
 
 /** The simulator's environment settings. */
 export const SimEnv = z.object({
@@ -31,6 +45,9 @@ export const SimEnv = z.object({
     })
     .pipe(FaultsSchema),
   SIM_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // The bridge's own calendar settings, read the same way, so a simulator and a bridge given one environment trade on the same days.
+  MARKET_HOLIDAYS: dates,
+  MARKET_EXAM_DAYS: dates,
 });
 
 /** Parses the environment; on a bad setting returns one line that names it. */

@@ -1,4 +1,6 @@
 import { createLogger, type LogFormat } from '../log.js';
+import { KrxCalendar, coveredYears } from '../market/calendar.js';
+import { EXAM_DAYS, Sessions } from '../market/session.js';
 import { parseSimEnv } from './env.js';
 import { Simulator } from './simulator.js';
 
@@ -6,7 +8,8 @@ import { Simulator } from './simulator.js';
  * The upstream simulator as a process (`npm run sim`, `krx-bridge sim`),
  * configured from the environment (SIM_PORT, SIM_HOST, SIM_API_KEY,
  * SIM_CLOCK, SIM_SEED, SIM_DAILY_LIMIT, SIM_TICK_MS, SIM_SPEED, SIM_FAULTS,
- * SIM_LOG_LEVEL). A bad setting prints one line naming it and exits 1.
+ * SIM_LOG_LEVEL, and the bridge's MARKET_HOLIDAYS and MARKET_EXAM_DAYS). A
+ * bad setting prints one line naming it and exits 1.
  */
 
 /** Runs the simulator until SIGINT or SIGTERM, configured from `env`. */
@@ -18,7 +21,11 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
   }
   const settings = parsed.value;
   const logger = createLogger({ level: settings.SIM_LOG_LEVEL, secrets: [settings.SIM_API_KEY], base: { component: 'sim' }, format });
+  const calendar = new KrxCalendar(settings.MARKET_HOLIDAYS, (year) =>
+    logger.warn({ year, covered: coveredYears() }, 'no public holidays known for this year: only weekends, the year-end closure and MARKET_HOLIDAYS apply'),
+  );
   const sim = new Simulator({
+    sessions: new Sessions(calendar, [...EXAM_DAYS, ...settings.MARKET_EXAM_DAYS]),
     apiKey: settings.SIM_API_KEY,
     clock: settings.SIM_CLOCK,
     seed: settings.SIM_SEED,

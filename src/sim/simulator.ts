@@ -4,7 +4,8 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { matchPath, requestParams, type PathMatch } from '../upstream/paths.js';
 import { API_KEY_HEADER, ERROR_BODIES, LIMIT_HEADER, REMAINING_HEADER } from '../upstream/wire.js';
-import { SimClock, outsideProvision, type ClockMode } from './clock.js';
+import type { Sessions } from '../market/session.js';
+import { SimClock, type ClockMode } from './clock.js';
 import { Market } from './market/market.js';
 import { seedOf } from './random.js';
 import { build, envelope } from './responses/dispatch.js';
@@ -41,6 +42,13 @@ export interface SimulatorOptions {
   readonly logger?: Logger;
   /** Wall clock in epoch milliseconds (tests inject one); default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * The KRX sessions the market trades by and the provision times follow
+   * (src/market: the calendar with the operator's closures, the late opens);
+   * default the KRX calendar without operator closures. The bridge hands in
+   * its own, so both read the same days.
+   */
+  readonly sessions?: Sessions;
 }
 
 /** Where a started simulator listens. */
@@ -81,8 +89,8 @@ export class Simulator {
   constructor(opts: SimulatorOptions = {}) {
     const now = opts.now ?? Date.now;
     const seed = seedOf(opts.seed ?? 1);
-    this.clock = new SimClock({ mode: opts.clock ?? 'open', now, ...(opts.speed !== undefined ? { speed: opts.speed } : {}) });
-    this.market = new Market(seed, this.clock.marketTime());
+    this.clock = new SimClock({ mode: opts.clock ?? 'open', now, ...(opts.speed !== undefined ? { speed: opts.speed } : {}), ...(opts.sessions ? { sessions: opts.sessions } : {}) });
+    this.market = new Market(seed, this.clock.marketTime(), this.clock.sessions);
     this.faults = new FaultSwitch(seed, opts.faults ?? {});
     this.stats = new Stats(now);
     this.budget = new DailyBudget(opts.dailyLimit ?? DEFAULT_DAILY_LIMIT, now);
@@ -202,7 +210,7 @@ export class Simulator {
       const status = error.status[Math.floor(this.faults.random() * error.status.length)]!;
       return sendJson(res, status, { message: 'An unexpected error occurred' }, headers);
     }
-    if (this.clock.enforcesProvision && outsideProvision(match.endpoint.provision, this.clock.marketTime())) {
+    if (this.clock.enforcesProvision && this.clock.outsideProvision(match.endpoint.provision, this.clock.marketTime())) {
       return sendJson(res, 400, ERROR_BODIES.notProvided, headers);
     }
     const { status, text } = this.respond(match, url);

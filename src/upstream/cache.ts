@@ -1,5 +1,6 @@
 import { endpoint as lookup, type Endpoint } from './catalogue.js';
-import { nextKstTime } from '../market/calendar.js';
+import { nextPublication } from '../market/provision.js';
+import type { Sessions } from '../market/session.js';
 
 /**
  * The on-demand cache: every `get` and `/api` passthrough goes through it, so
@@ -63,6 +64,8 @@ export interface OnDemandCacheOptions {
   readonly shared?: SharedCache;
   /** How long an answer saying the code or request is not valid is kept, ms; default 10 min. */
   readonly negativeTtlMs?: number;
+  /** The KRX sessions: closing data is current until the next trading day publishes it; default the clock's next provision time, every day. */
+  readonly sessions?: Sessions;
 }
 
 /** Per-lookup options of `OnDemandCache.get`. */
@@ -105,12 +108,13 @@ export const NEGATIVE_CODES: ReadonlySet<string> = new Set(['invalid_code', 'not
 /**
  * How long an answer of `e` stays current, from `now`: about a second for
  * realtime data; for closing and extra data, until the next time the
- * upstream publishes new data (its provision time), at most `maxTtlMs`.
+ * upstream publishes new data (its provision time on the next trading day
+ * of `sessions`), at most `maxTtlMs`.
  */
-export function ttlFor(e: Endpoint, now: number, realtimeTtlMs = 1000, maxTtlMs = 6 * 3600_000): number {
+export function ttlFor(e: Endpoint, now: number, realtimeTtlMs = 1000, maxTtlMs = 6 * 3600_000, sessions?: Sessions): number {
   const p = e.provision;
   if (p.type === 'realtime') return realtimeTtlMs;
-  const until = nextKstTime(p.at, now) - now;
+  const until = nextPublication(p, now, sessions) - now;
   return Math.max(realtimeTtlMs, Math.min(until, maxTtlMs));
 }
 
@@ -193,7 +197,7 @@ export class OnDemandCache {
     opts.spend?.check();
     const spend = opts.spend && once(opts.spend);
     this.opts.onLookup?.('miss');
-    const ttl = ttlFor(lookup(id), now, this.opts.realtimeTtlMs, this.opts.maxTtlMs);
+    const ttl = ttlFor(lookup(id), now, this.opts.realtimeTtlMs, this.opts.maxTtlMs, this.opts.sessions);
     const p = this.fetch(key, id, params, ttl, spend);
     this.inflight.set(key, p);
     try {

@@ -32,10 +32,12 @@ export type Envelope = 'bare' | 'wrapped';
 export type EndpointKind = 'realtime' | 'closing' | 'extra';
 
 /**
- * When the upstream provides an endpoint's data (times are KST).
+ * When the upstream provides an endpoint's data (times are KST), read on
+ * the KRX calendar and sessions by src/market/provision.ts (the poller and
+ * the simulator share that reading).
  * - `realtime`: refreshed continuously (list snapshots once a second). With
  *   `strict`, the upstream answers 400 "not the provision time" outside the
- *   trading sessions (08:30–18:00 on trading days).
+ *   trading day's sessions (08:30–18:00; later on a late-open day).
  * - `batch`: a new day's data appears at `at` (06:30); 400 before it.
  * - `afterClose`: the previous day's data until `at`; the current day's after
  *   it. 400 between the pre-market (08:30) and `at` on trading days.
@@ -205,6 +207,14 @@ const mqMulti = (row: FieldTable, required: string[]) =>
 
 const REALTIME: Provision = { type: 'realtime', strict: false };
 const REALTIME_STRICT: Provision = { type: 'realtime', strict: true };
+// The snapshots the poller polls (the 1-second multi-quote lists, multi-quote
+// price and order book, index values) are the realtime feed of the trading
+// day: the provider lists them as realtime, and a realtime endpoint called
+// outside its provision time answers 400 (spec document 1, part 7). They are
+// read as served during the day's sessions only, where the day's last state
+// still stands after the close (15:30–15:40, after-hours); at other hours a
+// closed market's last state comes from the closing-data endpoints.
+const SNAPSHOT: Provision = REALTIME_STRICT;
 const BATCH: Provision = { type: 'batch', at: '06:30' };
 const after = (at: string): Provision => ({ type: 'afterClose', at });
 
@@ -322,7 +332,7 @@ const mq = (family: 'v2' | 'v3', name: string, title: string, response: Response
   markets: STOCK_MARKETS,
   envelope: multi ? 'wrapped' : 'bare',
   kind: 'realtime',
-  provision: REALTIME,
+  provision: SNAPSHOT,
   response,
   ...(multi ? { query: { isuCd: 'required' as const } } : {}),
 });
@@ -400,7 +410,7 @@ const V2_INDEX: Def[] = [
   // The provider's URI list and field tables both name this path `closeindex`
   // (as v3 does); the `closeprice` of spec document 1 would answer 404.
   indexV2('closeindex', 'closing value', 'closing', after('15:40'), top(F.INDEX_CLOSE)),
-  indexV2('index', 'realtime value', 'realtime', REALTIME, top(F.INDEX_VALUE)),
+  indexV2('index', 'realtime value', 'realtime', SNAPSHOT, top(F.INDEX_VALUE)),
   indexV2('prospectindex', 'expected value', 'realtime', REALTIME, top(F.PROSPECT_INDEX)),
   indexV2('marketcap', 'market capitalisation', 'realtime', REALTIME, top(F.INDEX_MARKETCAP)),
   indexV2('investors', 'trading by investor type', 'realtime', REALTIME, INVESTORS),
@@ -472,7 +482,7 @@ const V3_CLOSED: Def[] = [
   },
 ];
 
-const rtIndex = (name: string, title: string, response: ResponseSpec, query?: Def['query']): Def => ({
+const rtIndex = (name: string, title: string, response: ResponseSpec, query?: Def['query'], provision: Provision = REALTIME): Def => ({
   id: `v3.realtime.index.${name}`,
   title: `Index: ${title}`,
   path: `/v3/market/realtime/index/{marketcode}/{issuecode}/${name}`,
@@ -480,7 +490,7 @@ const rtIndex = (name: string, title: string, response: ResponseSpec, query?: De
   code: 'index',
   envelope: 'wrapped',
   kind: 'realtime',
-  provision: REALTIME,
+  provision,
   response,
   ...(query ? { query } : {}),
 });
@@ -489,7 +499,7 @@ const V3_REALTIME_INDEX: Def[] = [
   rtIndex('marketcap', 'market capitalisation', top(F.INDEX_MARKETCAP)),
   rtIndex('prospectindex', 'expected value', top(F.PROSPECT_INDEX)),
   rtIndex('intraday', 'intraday bars', INTRADAY, INTRA_Q),
-  rtIndex('index', 'realtime value', top(F.INDEX_VALUE)),
+  rtIndex('index', 'realtime value', top(F.INDEX_VALUE), undefined, SNAPSHOT),
   rtIndex('investors', 'trading by investor type', INVESTORS),
 ];
 

@@ -14,11 +14,11 @@ export const SECTION_END = '<!-- catalogue:end -->';
 export function provisionInWords(p: Provision): string {
   switch (p.type) {
     case 'realtime':
-      return p.strict ? 'realtime; 400 outside 08:30–18:00' : 'realtime';
+      return p.strict ? 'realtime, during the sessions (08:30–18:00 on trading days); 400 at other hours' : 'realtime';
     case 'batch':
       return `daily from ${p.at}`;
     case 'afterClose':
-      return `previous day until ${p.at}, then today's`;
+      return `the last trading day's until 08:30; 400 from 08:30 until ${p.at} on trading days; then today's`;
   }
 }
 

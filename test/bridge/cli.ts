@@ -1,11 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { buildDemo } from '../../scripts/build-demo.js';
 import { until } from './helpers.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A bridge run as its CLI runs (src/cli.ts through tsx, no build step), on a free port. */
+/** A bridge run as its CLI runs (src/cli.ts through tsx, or a build's dist/cli.js), on a free port. */
 export interface CliBridge {
   readonly child: ChildProcess;
   /** `http://127.0.0.1:<port>`. */
@@ -29,13 +33,41 @@ export interface CliOptions {
    * time (`YYYY-MM-DD HH:MM:SS`); timers keep the real monotonic clock.
    */
   readonly faketime?: string;
+  /**
+   * With `faketime`: the clock runs this many times faster than real time,
+   * timers included (the monotonic clock is faked too), so a minute of the
+   * bridge's time passes in 60/speed real seconds.
+   */
+  readonly speed?: number;
+  /** Run this built entry (`dist/cli.js` of `buildCli`) with node instead of src/cli.ts through tsx. */
+  readonly entry?: string;
+}
+
+/**
+ * Builds the bridge as `npm start` does (`npm run build`: tsc with
+ * tsconfig.build.json, then the demo page) into a folder of its own under
+ * node_modules/.cache (so its bare imports resolve to the project's
+ * packages, and no other test's build writes under it); returns the path of
+ * its `dist/cli.js` and a remover.
+ */
+export async function buildCli(): Promise<{ entry: string; remove: () => void }> {
+  const dir = join(ROOT, 'node_modules', '.cache', `krx-build-${process.pid}-${Date.now().toString(36)}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  const dist = join(dir, 'dist');
+  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', dist, '--tsBuildInfoFile', join(dist, '.tsbuildinfo')], { cwd: ROOT });
+  await buildDemo({ outDir: join(dist, 'public') });
+  return { entry: join(dist, 'cli.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Starts `src/cli.ts` with `env` (over a quiet default environment) and waits until it listens. */
 export async function startCli(env: Record<string, string> = {}, opts: CliOptions = {}): Promise<CliBridge> {
   let out = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], {
+  const fake = opts.faketime
+    ? { TZ: 'UTC', LD_PRELOAD: LIBFAKETIME, FAKETIME: `@${opts.faketime}${opts.speed ? ` x${opts.speed}` : ''}`, ...(opts.speed ? {} : { FAKETIME_DONT_FAKE_MONOTONIC: '1' }) }
+    : {};
+  const child = spawn(process.execPath, opts.entry ? [opts.entry] : ['--import', 'tsx', 'src/cli.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -47,7 +79,7 @@ export async function startCli(env: Record<string, string> = {}, opts: CliOption
       STATE: 'off',
       RECORD: 'off',
       // Debian's libfaketime preloaded into node itself (the `faketime` wrapper forks and would not pass signals on).
-      ...(opts.faketime ? { TZ: 'UTC', LD_PRELOAD: LIBFAKETIME, FAKETIME: `@${opts.faketime}`, FAKETIME_DONT_FAKE_MONOTONIC: '1' } : {}),
+      ...fake,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

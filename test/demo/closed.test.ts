@@ -9,36 +9,56 @@ import { defaultConfig } from '../../src/config/config.js';
 import { RESULTS_DIR, launchChromium } from './chromium.js';
 
 /**
- * The demo page on a closed market, in Chromium: the bridge's clock reads a
- * Saturday noon (KST), so its feeds fetch the last state once and say
- * `closed`. The page keeps the board, book and chart, and its header says
- * when the market opens. Screenshot: test-results/demo-closed.png.
+ * The demo page on a closed market, in Chromium. The bridge's clock first
+ * reads Friday 17:59:30 KST (after-hours trading: its feeds poll), so it
+ * holds the board and the book; then it jumps to Saturday noon, and the page
+ * is opened again: it shows the last board, book and chart, the header says
+ * when the market opens, and no feed reads as live. Screenshot:
+ * test-results/demo-closed.png.
  */
 
+const FRIDAY_AFTER_HOURS = Date.parse('2026-11-27T17:59:30+09:00');
 const SATURDAY_NOON = Date.parse('2026-11-28T12:00:00+09:00');
 
 let outDir: string;
 let bridge: Bridge;
 let browser: Browser;
 let page: Page;
+let url: string;
 const problems: string[] = [];
+let base = FRIDAY_AFTER_HOURS;
+let start = Date.now();
+
+async function openPage(): Promise<Page> {
+  const p = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  p.on('pageerror', (e) => problems.push(e.message));
+  p.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  await p.goto(`${url}/`);
+  return p;
+}
+
+const boardPrices = (p: Page) => p.$$eval('#board tbody tr .col-price', (els) => els.filter((e) => /^\d{1,3}(,\d{3})*$/.test(e.textContent ?? '')).length);
 
 beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-closed-'));
   await buildDemo({ outDir, sourcemap: false });
-  const start = Date.now();
-  // The bridge's clock runs from Saturday noon; the simulator answers as it does any day.
+  // The simulator answers as it does any day; the bridge's clock decides what is open.
   bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst' }), {
     staticDir: outDir,
-    now: () => SATURDAY_NOON + (Date.now() - start),
+    now: () => base + (Date.now() - start),
   });
-  const { url } = await bridge.start();
+  ({ url } = await bridge.start());
   browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  await page.goto(`${url}/`);
-}, 60_000);
+  // The session: the page subscribes, and the bridge polls the board and the book.
+  const session = await openPage();
+  await session.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 20_000 });
+  await session.waitForFunction(() => [...document.querySelectorAll('#board tbody tr .col-price')].filter((e) => /^\d{1,3}(,\d{3})*$/.test(e.textContent ?? '')).length === 10, undefined, { timeout: 10_000 });
+  await session.close();
+  // The weekend.
+  base = SATURDAY_NOON;
+  start = Date.now();
+  page = await openPage();
+}, 90_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -51,10 +71,9 @@ describe('the demo page on a closed market', () => {
     await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 10);
     await page.waitForFunction(() => !(document.querySelector('#market') as HTMLElement).hidden, undefined, { timeout: 15_000 });
     const marker = await page.textContent('#market .pill-text');
-    expect(marker).toMatch(/^Closed · opens Mon 08:30 · as of Sat \d\d:\d\d$/);
-    await expect
-      .poll(async () => page.$$eval('#board tbody tr .col-price', (els) => els.filter((e) => /^\d{1,3}(,\d{3})*$/.test(e.textContent ?? '')).length), { timeout: 10_000 })
-      .toBe(10);
+    // The data is Friday's, the last the bridge saw; the market opens on Monday at 09:00, not at the 08:30 pre-market.
+    expect(marker).toMatch(/^Closed · opens Mon 09:00 · as of Fri 1[78]:\d\d$/);
+    await expect.poll(() => boardPrices(page), { timeout: 10_000 }).toBe(10);
     await page.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 10_000 });
     await page.waitForFunction(() => Number(document.querySelector('#chart')?.getAttribute('data-bars')) > 0, undefined, { timeout: 10_000 });
     // Nothing is presented as live: every feed the panel shows is closed.

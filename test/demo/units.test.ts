@@ -249,10 +249,10 @@ describe('search ranking', () => {
 describe('marketMarker', () => {
   it('says closed and when the market opens only when every feed is closed', async () => {
     const { marketMarker, kstWeekdayTime } = await import('../../src/demo/format.js');
-    const mon = Date.parse('2026-11-30T08:30:00+09:00');
+    const mon = Date.parse('2026-11-30T09:00:00+09:00');
     const sat = Date.parse('2026-11-28T12:00:00+09:00');
-    expect(kstWeekdayTime(mon)).toBe('Mon 08:30');
-    expect(marketMarker([{ state: 'closed', opensAt: mon, asOf: sat }, { state: 'closed', opensAt: mon }])).toBe('Closed · opens Mon 08:30 · as of Sat 12:00');
+    expect(kstWeekdayTime(mon)).toBe('Mon 09:00');
+    expect(marketMarker([{ state: 'closed', opensAt: mon, asOf: sat }, { state: 'closed', opensAt: mon }])).toBe('Closed · opens Mon 09:00 · as of Sat 12:00');
     expect(marketMarker([{ state: 'closed', opensAt: mon }, { state: 'live' }])).toBeUndefined();
     expect(marketMarker([])).toBeUndefined();
     expect(marketMarker([{ state: 'closed' }])).toBe('Closed');

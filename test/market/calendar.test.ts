@@ -1,6 +1,14 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { KrxCalendar, coveredYear, kstDate, operatorHolidays, parseHolidayList, yearEndClosure } from '../../src/market/calendar.js';
 import { lastSessionDate, withDefaultDates } from '../../src/gateway/dates.js';
+import { Sessions } from '../../src/market/session.js';
+import { nextPublication, provided } from '../../src/market/provision.js';
+import { ttlFor } from '../../src/upstream/cache.js';
+import { endpoint } from '../../src/upstream/catalogue.js';
 
 const cal = new KrxCalendar();
 const at = (iso: string) => Date.parse(iso);
@@ -43,6 +51,21 @@ describe('KrxCalendar', () => {
     expect(c.closure('20261127')).toBe('operator');
     expect(() => operatorHolidays('2026-13-01')).toThrow(/not a date/);
     expect(operatorHolidays(undefined)).toEqual([]);
+  });
+
+  it('reads MARKET_HOLIDAYS=@file: dates one or more a line, comments and blank lines', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'krx-holidays-'));
+    const file = join(dir, 'closures.txt');
+    writeFileSync(file, '# closures announced late\n2026-11-26\n\n20261127, 20261201 # a system failure\n');
+    expect(operatorHolidays(`@${file}`)).toEqual(['20261126', '20261127', '20261201']);
+    const c = new KrxCalendar(operatorHolidays(`@${file}`));
+    expect(c.closure('20261201')).toBe('operator');
+    expect(c.nextTradingDay('20261125')).toBe('20261130');
+    expect(loadConfig({ MARKET_HOLIDAYS: `@${file}` }, []).MARKET_HOLIDAYS).toBe(`@${file}`);
+    // A bad line, or a file that is not there, stops the start with the setting's name.
+    writeFileSync(join(dir, 'bad.txt'), '20261126\n2026-11-31x\n');
+    expect(() => loadConfig({ MARKET_HOLIDAYS: `@${join(dir, 'bad.txt')}` }, [])).toThrow(ConfigError);
+    expect(() => loadConfig({ MARKET_HOLIDAYS: `@${join(dir, 'missing.txt')}` }, [])).toThrow(/MARKET_HOLIDAYS/);
   });
 
   it('warns once per year the library does not cover', () => {
@@ -93,5 +116,71 @@ describe('default dates of lookups', () => {
 
   it('kstDate is the Korean date', () => {
     expect(kstDate(at('2026-11-24T15:30:00Z'))).toBe('20261125');
+  });
+});
+
+describe('sessions: when the market opens, and when a closed feed looks again', () => {
+  const sessions = new Sessions(cal);
+  // Each: the moment (KST), the phase, `opensAt` (the next regular open), `resumesAt` (the next pre-market or after-hours).
+  it.each([
+    ['2026-11-28T12:00', 'closed', '2026-11-30T09:00', '2026-11-30T08:30'], // a Saturday
+    ['2026-11-24T20:00', 'closed', '2026-11-25T09:00', '2026-11-25T08:30'],
+    ['2026-11-24T08:29', 'closed', '2026-11-24T09:00', '2026-11-24T08:30'],
+    ['2026-11-24T08:30', 'pre', '2026-11-24T09:00', '2026-11-25T08:30'],
+    ['2026-11-24T15:35', 'closed', '2026-11-25T09:00', '2026-11-24T15:40'],
+    ['2026-12-31T10:00', 'closed', '2027-01-04T10:00', '2027-01-04T09:30'], // the year-end closure; the New Year late open
+    ['2026-11-19T09:10', 'closed', '2026-11-19T10:00', '2026-11-19T09:30'], // the exam day
+    ['2026-11-19T16:35', 'closed', '2026-11-20T09:00', '2026-11-19T16:40'],
+  ])('%s KST: %s, opens %s, looks again at %s', (t, phase, opens, resumes) => {
+    const ms = at(`${t}:00+09:00`);
+    expect(sessions.phase(ms)).toBe(phase);
+    expect(sessions.opensAt(ms)).toBe(at(`${opens}:00+09:00`));
+    expect(sessions.resumesAt(ms)).toBe(at(`${resumes}:00+09:00`));
+  });
+});
+
+describe('provision on the sessions', () => {
+  const sessions = new Sessions(cal);
+  const lists = endpoint('v2.multiquote.lists').provision;
+  const close = endpoint('v2.stocks.closeprice').provision;
+  // Each: the moment (KST), whether the 1-second list answers, whether the closing price does.
+  it.each([
+    ['2026-11-24T10:00', true, false],
+    ['2026-11-24T15:35', true, false], // after the close, before the closing data
+    ['2026-11-24T16:00', true, true],
+    ['2026-11-24T18:00', false, true],
+    ['2026-11-24T08:29', false, true], // the day before's close
+    ['2026-11-28T12:00', false, true], // a Saturday
+    ['2027-01-04T09:10', false, true], // the first trading day, before its late pre-market
+    ['2026-11-19T16:00', true, false], // the exam day closes at 16:30
+  ])('%s KST: snapshot %s, closing data %s', (t, snapshot, closing) => {
+    const ms = at(`${t}:00+09:00`);
+    expect(provided(lists, ms, sessions)).toBe(snapshot);
+    expect(provided(close, ms, sessions)).toBe(closing);
+  });
+});
+
+describe('when closing data is next published (the on-demand cache keeps it until then)', () => {
+  const sessions = new Sessions(cal);
+  const close = { type: 'afterClose', at: '15:40' } as const;
+  const batch = { type: 'batch', at: '06:30' } as const;
+  const kst = (t: string) => at(`${t}:00+09:00`);
+  it.each([
+    ['2026-11-27T16:00', close, '2026-11-30T15:40'], // Friday's close stands over the weekend
+    ['2026-11-24T10:00', close, '2026-11-24T15:40'],
+    ['2026-11-19T16:00', close, '2026-11-19T16:40'], // the exam day closes an hour late
+    ['2026-12-30T16:00', close, '2027-01-04T15:40'], // the year-end closure and New Year's Day
+    ['2026-11-28T07:00', batch, '2026-11-30T06:30'],
+    ['2026-11-24T05:00', batch, '2026-11-24T06:30'],
+  ] as const)('%s KST: %o next at %s', (t, p, next) => {
+    expect(nextPublication(p, kst(t), sessions)).toBe(kst(next));
+  });
+
+  it('sets the cache’s TTL of closing data on the calendar', () => {
+    const fri = kst('2026-11-27T16:00');
+    const week = 7 * 86_400_000;
+    expect(ttlFor(endpoint('v2.stocks.closeprice'), fri, 1000, week, sessions)).toBe(kst('2026-11-30T15:40') - fri);
+    expect(ttlFor(endpoint('v2.stocks.closeprice'), fri, 1000, week)).toBe(kst('2026-11-28T15:40') - fri); // without it: the clock's next 15:40
+    expect(ttlFor(endpoint('v2.stocks.closeprice'), fri, 1000, 6 * 3600_000, sessions)).toBe(6 * 3600_000);
   });
 });

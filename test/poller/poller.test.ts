@@ -20,6 +20,11 @@ class FakeCaller {
     this.calls.push({ id, params, at: Date.now() });
     const err = this.fail?.(id);
     if (err) throw err;
+    if (/close(price|index)$/.test(id)) {
+      // A closing-data answer: one object, with fields the channel's rows do not all carry.
+      const data = { isuSrtCd: params.issuecode as string, trdPrc: this.price, cmpprevddPrc: 1, opnprc: 99, accTrdvol: 10, accTrdval: 1000 };
+      return { data, rows: [], dropped: 0, receivedAt: Date.now() };
+    }
     const codes = (params.isuCd as string[] | undefined) ?? ['005930', '000660'];
     const rows: Row[] = this.dropAll ? [] : codes.map((c) => ({ isuSrtCd: c, trdPrc: this.price }));
     return { data: { isuLists: rows }, rows, dropped: this.dropAll ? codes.length : 0, receivedAt: Date.now() };
@@ -152,16 +157,17 @@ describe('Poller', () => {
   });
 
   it('while the market is closed, fetches the last state once, says closed, and makes no call after', async () => {
-    vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
+    // 15:35 on a Tuesday: closed between the close and after-hours; the 1-second list still serves the day's last state.
+    vi.setSystemTime(Date.parse('2026-11-24T15:35:00+09:00'));
     const store = new StateStore();
     poller = new Poller({ caller, budget, store, bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(caller.calls.length).toBe(1);
+    expect(caller.calls.map((c) => c.id)).toEqual(['v2.multiquote.lists']);
     expect(store.entry('quote', 'kospi', '005930')).toBeDefined();
     expect(statuses.map((st) => st.state)).toEqual(['closed']);
-    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed', opensAt: Date.parse('2026-11-23T08:30:00+09:00') });
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed', opensAt: Date.parse('2026-11-25T09:00:00+09:00') });
     expect(statuses.at(-1)!.asOf).toBe(caller.calls[0]!.at);
     // 000660 came with the first answer: nothing to fetch. 035420 did not: fetched once, and not again.
     demand.add('quote', 'kospi', '000660');
@@ -170,6 +176,56 @@ describe('Poller', () => {
     demand.add('quote', 'kospi', '035420');
     await vi.advanceTimersByTimeAsync(60_000);
     expect(caller.calls.length).toBe(2);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.length).toBe(2);
+  });
+
+  it('at night and on closed days, fetches the last close from the closing-data endpoint, one call per code, in the channel’s fields', async () => {
+    vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00')); // a Saturday
+    const store = new StateStore();
+    poller = new Poller({ caller, budget, store, bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    demand.add('quote', 'kospi', '000660');
+    demand.add('index', 'kosdaq', 'Q001');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.map((c) => `${c.id} ${String(c.params.issuecode)}`).sort()).toEqual([
+      'v2.stocks.closeprice 000660',
+      'v2.stocks.closeprice 005930',
+      'v3.closed.index.closeindex Q001',
+    ]);
+    // A quote row keeps the quote's fields (no open, no change), whatever endpoint filled it.
+    expect(store.entry('quote', 'kospi', '005930')!.row).toEqual({ isuSrtCd: '005930', trdPrc: 100, accTrdvol: 10, accTrdval: 1000 });
+    expect(store.entry('index', 'kosdaq', 'Q001')!.row).toMatchObject({ isuSrtCd: 'Q001', trdPrc: 100, cmpprevddPrc: 1 });
+    expect(statuses.filter((st) => st.channel === 'quote').at(-1)).toMatchObject({ state: 'closed', reason: 'market closed', opensAt: Date.parse('2026-11-23T09:00:00+09:00') });
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(caller.calls.length).toBe(3);
+  });
+
+  it('a feed with nothing to fetch at this hour says so, and calls nothing', async () => {
+    vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
+    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller.start();
+    demand.add('book', 'kospi', '005930'); // no closing data for a book, and no snapshot after 18:00
+    demand.add('quote', 'kosdaq', '*'); // no closing data for the whole market
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls).toEqual([]);
+    const last = (channel: string) => statuses.filter((st) => st.channel === channel).at(-1);
+    for (const channel of ['book', 'quote']) {
+      expect(last(channel), channel).toMatchObject({ state: 'closed', reason: 'market closed; no data to show until the session opens (not provided at this hour)', opensAt: Date.parse('2026-11-25T09:00:00+09:00') });
+      expect(last(channel)!.asOf, channel).toBeUndefined();
+    }
+  });
+
+  it('a closed fetch the upstream refuses says so in the reason', async () => {
+    vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
+    caller.fail = () => coded('not_provided_now');
+    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller.start();
+    demand.add('price', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.map((c) => c.id)).toEqual(['v2.stocks.closeprice']);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed; no data to show until the session opens (not_provided_now)' });
   });
 
   it('publishes the changes it sees', async () => {
@@ -190,22 +246,26 @@ describe('Poller', () => {
 });
 
 describe('the feed around the clock (injected clock)', () => {
-  // Each: the moment, the state the feed settles in, when it says the market opens (null: open), upstream calls in 60 s.
-  const CASES: [string, string, string | null, number][] = [
-    ['2026-11-28T12:00:00+09:00', 'closed', '2026-11-30T08:30:00+09:00', 1], // a Saturday
-    ['2026-11-24T20:00:00+09:00', 'closed', '2026-11-25T08:30:00+09:00', 1], // a weekday at 20:00
-    ['2026-11-24T08:29:00+09:00', 'closed', '2026-11-24T08:30:00+09:00', 1],
-    ['2026-11-24T08:30:00+09:00', 'live', null, 60],
-    ['2026-11-24T09:00:00+09:00', 'live', null, 60],
-    ['2026-11-24T15:30:00+09:00', 'closed', '2026-11-24T15:40:00+09:00', 1],
-    ['2026-11-24T15:40:00+09:00', 'live', null, 60],
-    ['2026-11-24T18:00:00+09:00', 'closed', '2026-11-25T08:30:00+09:00', 1],
-    ['2026-12-25T10:00:00+09:00', 'closed', '2026-12-28T08:30:00+09:00', 1], // Christmas
-    ['2026-09-25T10:00:00+09:00', 'closed', '2026-09-28T08:30:00+09:00', 1], // Chuseok
-    ['2026-12-31T10:00:00+09:00', 'closed', '2027-01-04T09:30:00+09:00', 1], // the year-end closure; the New Year late open
-    ['2027-01-04T09:00:00+09:00', 'closed', '2027-01-04T09:30:00+09:00', 1], // the first trading day: not open yet at 09:00
-    ['2026-11-19T09:10:00+09:00', 'closed', '2026-11-19T09:30:00+09:00', 1], // the exam day: an hour late
-    ['2026-11-19T16:10:00+09:00', 'live', null, 60], // the exam day: still trading at 16:10
+  // Each: the moment, the state the feed settles in, when it says the market opens (null: open), upstream calls in 60 s, the endpoint called.
+  const LISTS = 'v2.multiquote.lists';
+  const CLOSE = 'v2.stocks.closeprice';
+  const CASES: [string, string, string | null, number, string][] = [
+    ['2026-11-28T12:00:00+09:00', 'closed', '2026-11-30T09:00:00+09:00', 1, CLOSE], // a Saturday
+    ['2026-11-24T20:00:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 1, CLOSE], // a weekday at 20:00
+    ['2026-11-24T08:29:00+09:00', 'closed', '2026-11-24T09:00:00+09:00', 1, CLOSE], // the day before's close
+    ['2026-11-24T08:30:00+09:00', 'live', null, 60, LISTS], // the pre-market is polled
+    ['2026-11-24T09:00:00+09:00', 'live', null, 60, LISTS],
+    ['2026-11-24T15:30:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 1, LISTS], // the snapshot still holds the day's last state
+    ['2026-11-24T15:40:00+09:00', 'live', null, 60, LISTS], // after-hours
+    ['2026-11-24T18:00:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 1, CLOSE],
+    ['2026-12-25T10:00:00+09:00', 'closed', '2026-12-28T09:00:00+09:00', 1, CLOSE], // Christmas
+    ['2026-09-25T10:00:00+09:00', 'closed', '2026-09-28T09:00:00+09:00', 1, CLOSE], // Chuseok
+    ['2026-12-31T10:00:00+09:00', 'closed', '2027-01-04T10:00:00+09:00', 1, CLOSE], // the year-end closure; the New Year late open
+    ['2027-01-04T09:00:00+09:00', 'closed', '2027-01-04T10:00:00+09:00', 1, CLOSE], // the first trading day: no pre-market before 09:30
+    ['2027-01-04T09:30:00+09:00', 'live', null, 60, LISTS], // its pre-market
+    ['2026-11-19T09:10:00+09:00', 'closed', '2026-11-19T10:00:00+09:00', 1, CLOSE], // the exam day: an hour late
+    ['2026-11-19T16:10:00+09:00', 'live', null, 60, LISTS], // the exam day: still trading at 16:10
+    ['2026-11-19T16:35:00+09:00', 'closed', '2026-11-20T09:00:00+09:00', 1, LISTS], // the exam day's gap before after-hours
   ];
 
   let caller: FakeCaller;
@@ -215,7 +275,7 @@ describe('the feed around the clock (injected clock)', () => {
     vi.useRealTimers();
   });
 
-  it.each(CASES)('%s: %s, opens %s, %d calls in a minute', async (iso, state, opens, calls) => {
+  it.each(CASES)('%s: %s, opens %s, %d calls in a minute to %s', async (iso, state, opens, calls, id) => {
     vi.useFakeTimers({ now: Date.parse(iso) });
     caller = new FakeCaller();
     const bus = new LocalBus();
@@ -232,6 +292,7 @@ describe('the feed around the clock (injected clock)', () => {
     if (opens === null) expect(last.opensAt).toBeUndefined();
     else expect(last.opensAt).toBe(Date.parse(opens));
     expect(caller.calls.length).toBe(calls);
+    expect(new Set(caller.calls.map((c) => c.id))).toEqual(new Set([id]));
   });
 
   it('goes live when the session opens, and closed when it ends', async () => {
@@ -252,5 +313,27 @@ describe('the feed around the clock (injected clock)', () => {
     await vi.advanceTimersByTimeAsync(120_000);
     expect(states.at(-1)).toBe('closed');
     expect(caller.calls.length - before).toBeLessThanOrEqual(1);
+  });
+
+  it.each([
+    ['2026-11-24T08:29:30+09:00', '2026-11-24T08:30:00+09:00', '2026-11-24T09:00:00+09:00'], // the pre-market, before the open it announces
+    ['2026-11-24T15:35:00+09:00', '2026-11-24T15:40:00+09:00', '2026-11-25T09:00:00+09:00'], // after-hours trading
+    ['2027-01-04T09:20:00+09:00', '2027-01-04T09:30:00+09:00', '2027-01-04T10:00:00+09:00'], // the New Year's late pre-market
+  ])('closed at %s, it polls again at %s, while saying it opens at %s', async (iso, resumes, opens) => {
+    vi.useFakeTimers({ now: Date.parse(iso) });
+    caller = new FakeCaller();
+    const bus = new LocalBus();
+    const seen: FeedStatus[] = [];
+    bus.subscribe('status', (st) => seen.push(st));
+    const demand = new Demand();
+    // A closed feed that would look at the clock only once an hour: the wake comes from the sessions.
+    poller = new Poller({ caller, budget: { remaining: null, resetAt: null, isExhausted: () => false }, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5, closedCheckMs: 3_600_000 });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(Date.parse(resumes) - Date.parse(iso) - 1000);
+    expect(seen.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse(opens) });
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(seen.at(-1)!.state).toBe('live');
+    expect(caller.calls.at(-1)!.at).toBeGreaterThanOrEqual(Date.parse(resumes));
   });
 });

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseSimEnv } from '../../src/sim/env.js';
 
 /**
  * The simulator as `npm run sim` runs it: the CLI with its defaults, on a
@@ -66,5 +67,15 @@ describe('sim CLI', () => {
     expect(code).toBe(1);
     expect(err.trim().split('\n')).toHaveLength(1);
     expect(err).toContain('SIM_DAILY_LIMIT');
+  });
+
+  it('reads the bridge’s calendar settings, so both trade on the same days', () => {
+    const r = parseSimEnv({ MARKET_HOLIDAYS: '20261126, 2026-11-27', MARKET_EXAM_DAYS: '20271118' });
+    expect(r.ok && r.value.MARKET_HOLIDAYS).toEqual(['20261126', '20261127']);
+    expect(r.ok && r.value.MARKET_EXAM_DAYS).toEqual(['20271118']);
+    expect(parseSimEnv({}).ok && (parseSimEnv({}) as { value: { MARKET_HOLIDAYS: string[] } }).value.MARKET_HOLIDAYS).toEqual([]);
+    const bad = parseSimEnv({ MARKET_HOLIDAYS: '2026-13-01' });
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.message).toMatch(/^invalid MARKET_HOLIDAYS: not a date/);
   });
 });

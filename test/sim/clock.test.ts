@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SimClock, outsideProvision } from '../../src/sim/clock.js';
-import { phaseAt } from '../../src/sim/session.js';
+import { KrxCalendar } from '../../src/market/calendar.js';
+import { Sessions, phaseOf } from '../../src/market/session.js';
+import { SimClock } from '../../src/sim/clock.js';
 import { ERROR_BODIES } from '../../src/upstream/wire.js';
 import { kstAt, startSim, type Running } from './helpers.js';
 
 /**
- * The clock with an injected wall time: session boundaries, the three
- * modes, and the provision times the `kst` clock enforces over HTTP.
+ * The clock with an injected wall time: session boundaries (the market's
+ * sessions of src/market, late opens and operator closures included), the
+ * three modes, and the provision times the `kst` clock enforces over HTTP.
  */
 
 const WED = '2025-06-04';
@@ -15,14 +17,14 @@ const SAT = '2025-06-07';
 describe('session phases (kst)', () => {
   it.each([
     ['08:29', 'closed'],
-    ['08:30', 'preopen'],
+    ['08:30', 'pre'],
     ['09:00', 'regular'],
     ['15:19', 'regular'],
-    ['15:20', 'closingAuction'],
-    ['15:30', 'postClose'],
-    ['15:40', 'afterHoursClose'],
-    ['16:00', 'afterHoursSingle'],
-    ['17:59', 'afterHoursSingle'],
+    ['15:20', 'closing_auction'],
+    ['15:30', 'closed'],
+    ['15:40', 'after_close'],
+    ['16:00', 'single_price'],
+    ['17:59', 'single_price'],
     ['18:00', 'closed'],
   ])('%s on a trading day is %s', (hhmm, phase) => {
     expect(new SimClock({ mode: 'kst', now: () => kstAt(WED, hhmm) }).phase()).toBe(phase);
@@ -30,7 +32,20 @@ describe('session phases (kst)', () => {
 
   it('is closed all weekend', () => {
     expect(new SimClock({ mode: 'kst', now: () => kstAt(SAT, '10:00') }).phase()).toBe('closed');
-    expect(phaseAt(36_000, false)).toBe('closed');
+    expect(phaseOf(undefined, 36_000)).toBe('closed');
+  });
+
+  it('opens late on the exam day and the first trading day, like the bridge', () => {
+    expect(new SimClock({ mode: 'kst', now: () => kstAt('2026-11-19', '09:30') }).phase()).toBe('pre');
+    expect(new SimClock({ mode: 'kst', now: () => kstAt('2026-11-19', '16:25') }).phase()).toBe('closing_auction');
+    expect(new SimClock({ mode: 'kst', now: () => kstAt('2027-01-04', '09:10') }).phase()).toBe('closed');
+    expect(new SimClock({ mode: 'kst', now: () => kstAt('2027-01-04', '09:40') }).phase()).toBe('pre');
+  });
+
+  it('closes on the operator’s extra days it is given', () => {
+    const sessions = new Sessions(new KrxCalendar(['20250604']));
+    expect(new SimClock({ mode: 'kst', sessions, now: () => kstAt(WED, '10:00') }).phase()).toBe('closed');
+    expect(new SimClock({ mode: 'kst', now: () => kstAt(WED, '10:00') }).phase()).toBe('regular');
   });
 });
 
@@ -60,21 +75,33 @@ describe('clock modes', () => {
 
 describe('provision times', () => {
   const wed = (hhmm: string) => ({ date: '20250604', secs: Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3)) * 60 });
+  const clock = new SimClock({ mode: 'kst' });
+  const outside = clock.outsideProvision.bind(clock);
   it('follows the entry kinds', () => {
     const strict = { type: 'realtime', strict: true } as const;
-    expect(outsideProvision(strict, wed('08:29'))).toBe(true);
-    expect(outsideProvision(strict, wed('08:30'))).toBe(false);
-    expect(outsideProvision(strict, wed('17:59'))).toBe(false);
-    expect(outsideProvision(strict, wed('18:00'))).toBe(true);
-    expect(outsideProvision(strict, { date: '20250607', secs: 36_000 })).toBe(true);
-    expect(outsideProvision({ type: 'realtime', strict: false }, wed('23:00'))).toBe(false);
-    expect(outsideProvision({ type: 'batch', at: '06:30' }, wed('06:29'))).toBe(true);
-    expect(outsideProvision({ type: 'batch', at: '06:30' }, wed('06:30'))).toBe(false);
+    expect(outside(strict, wed('08:29'))).toBe(true);
+    expect(outside(strict, wed('08:30'))).toBe(false);
+    expect(outside(strict, wed('17:59'))).toBe(false);
+    expect(outside(strict, wed('18:00'))).toBe(true);
+    expect(outside(strict, { date: '20250607', secs: 36_000 })).toBe(true);
+    expect(outside({ type: 'realtime', strict: false }, wed('23:00'))).toBe(false);
+    expect(outside({ type: 'batch', at: '06:30' }, wed('06:29'))).toBe(true);
+    expect(outside({ type: 'batch', at: '06:30' }, wed('06:30'))).toBe(false);
     const after = { type: 'afterClose', at: '15:40' } as const;
-    expect(outsideProvision(after, wed('08:00'))).toBe(false);
-    expect(outsideProvision(after, wed('10:00'))).toBe(true);
-    expect(outsideProvision(after, wed('15:40'))).toBe(false);
-    expect(outsideProvision(after, { date: '20250607', secs: 36_000 })).toBe(false);
+    expect(outside(after, wed('08:00'))).toBe(false);
+    expect(outside(after, wed('10:00'))).toBe(true);
+    expect(outside(after, wed('15:40'))).toBe(false);
+    expect(outside(after, { date: '20250607', secs: 36_000 })).toBe(false);
+  });
+
+  it('moves with the late sessions of the exam day', () => {
+    const exam = (hhmm: string) => ({ date: '20261119', secs: Number(hhmm.slice(0, 2)) * 3600 + Number(hhmm.slice(3)) * 60 });
+    const strict = { type: 'realtime', strict: true } as const;
+    const after = { type: 'afterClose', at: '15:40' } as const;
+    expect(outside(strict, exam('09:00'))).toBe(true);
+    expect(outside(strict, exam('18:30'))).toBe(false);
+    expect(outside(after, exam('16:00'))).toBe(true); // the market closes at 16:30 that day
+    expect(outside(after, exam('16:40'))).toBe(false);
   });
 });
 
@@ -113,10 +140,26 @@ describe('kst simulator over HTTP', () => {
     expect((await at(WED, '18:30', '/v3/market/closed/kospi/005930/shortsell?inqStrtDd=20250501&inqEndDd=20250530')).status).toBe(200);
   });
 
-  it('refuses batch data before 06:30 and serves realtime lists at night', async () => {
+  it('refuses batch data before 06:30', async () => {
     expect((await at(WED, '06:00', '/v3/market/closed/kospi/005930/master')).status).toBe(400);
     expect((await at(WED, '07:00', '/v3/market/closed/kospi/005930/master')).status).toBe(200);
-    expect((await at(WED, '23:00', '/v3/market/realtime/kospi/multiquote/stocks/lists')).status).toBe(200);
+  });
+
+  it('serves the 1-second snapshots during the sessions only: the day’s last state until 18:00, closing data after', async () => {
+    const lists = '/v3/market/realtime/kospi/multiquote/stocks/lists';
+    for (const [date, hhmm, status] of [
+      [WED, '15:35', 200], // closed between the close and after-hours: still the day's last state
+      [WED, '17:59', 200],
+      [WED, '18:00', 400],
+      [WED, '23:00', 400],
+      [WED, '08:29', 400],
+      [SAT, '12:00', 400],
+    ] as const) {
+      expect((await at(date, hhmm, lists)).status, `${date} ${hhmm}`).toBe(status);
+    }
+    expect((await at(WED, '23:00', '/v2/market/index/kospi/K1/index')).status).toBe(400);
+    expect((await at(WED, '23:00', '/v2/market/index/kospi/K1/closeindex')).status).toBe(200);
+    expect((await at(SAT, '12:00', '/v2/market/stocks/kospi/005930/closeprice')).status).toBe(200);
   });
 });
 

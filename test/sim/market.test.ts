@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isValidIsin, krStandardCode, isinCheckDigit } from '../../src/sim/isin.js';
+import { KrxCalendar } from '../../src/market/calendar.js';
+import { Sessions } from '../../src/market/session.js';
 import { Market } from '../../src/sim/market/market.js';
 import { COUNTS, buildUniverse } from '../../src/sim/market/universe.js';
 import { floorToGrid, onGrid, priceLimits, stockTick, tickAt, tickDown, tickUp } from '../../src/sim/ticks.js';
@@ -185,5 +187,19 @@ describe('market', () => {
     expect(m.sessionDate).toBe('20250605');
     expect(m.params[issue.idx]!.base).toBe(close);
     expect(m.issueDay(issue, '20250604').close).toBe(close);
+  });
+
+  it('trades on the sessions it is given: a late pre-market, an operator’s closure', () => {
+    // 2027-01-04, the first trading day: the pre-market starts at 09:30, so at 09:10 the market still holds 2026-12-30.
+    const late = new Market(4, { date: '20270104', secs: 9 * 3600 + 600 });
+    expect(late.sessionDate).toBe('20261230');
+    late.advance({ date: '20270104', secs: 9 * 3600 + 1800 });
+    expect(late.sessionDate).toBe('20270104');
+    expect(late.phase()).toBe('pre');
+    late.advance({ date: '20270104', secs: 10 * 3600 + 300 });
+    expect(late.phase()).toBe('regular');
+    const closedWed = new Market(4, START, new Sessions(new KrxCalendar(['20250604'])));
+    expect(closedWed.sessionDate).toBe('20250602');
+    expect(closedWed.phase()).toBe('closed');
   });
 });

@@ -27,7 +27,7 @@ describe('docs/UPSTREAM.md', () => {
 describe('catalogue docs', () => {
   it('renders one row per entry with the query, limits and provision', () => {
     expect(catalogueRow(endpoint('v3.realtime.multiquote.price'))).toBe(
-      '| `v3.realtime.multiquote.price` | `/v3/market/realtime/{marketcode}/multiquote/stocks/price` | `isuCd*` | wrapped | realtime | realtime | ≤ 20 codes |',
+      '| `v3.realtime.multiquote.price` | `/v3/market/realtime/{marketcode}/multiquote/stocks/price` | `isuCd*` | wrapped | realtime | realtime, during the sessions (08:30–18:00 on trading days); 400 at other hours | ≤ 20 codes |',
     );
     expect(catalogueRow(endpoint('v3.closed.history'))).toBe(
       '| `v3.closed.history` | `/v3/market/closed/{marketcode}/{issuecode}/history` | `trnsmCycleTpCd*`, `inqStrtDd*`, `inqEndDd*`, `reqCnt` | wrapped | closing | daily from 06:30 | ≤ 100 rows |',
@@ -36,9 +36,9 @@ describe('catalogue docs', () => {
   });
 
   it('says provision rules in words', () => {
-    expect(provisionInWords({ type: 'realtime', strict: true })).toBe('realtime; 400 outside 08:30–18:00');
+    expect(provisionInWords({ type: 'realtime', strict: true })).toBe('realtime, during the sessions (08:30–18:00 on trading days); 400 at other hours');
     expect(provisionInWords({ type: 'batch', at: '06:30' })).toBe('daily from 06:30');
-    expect(provisionInWords({ type: 'afterClose', at: '15:40' })).toBe("previous day until 15:40, then today's");
+    expect(provisionInWords({ type: 'afterClose', at: '15:40' })).toBe("the last trading day's until 08:30; 400 from 08:30 until 15:40 on trading days; then today's");
   });
 
   it('replaces only the text between the markers', () => {

@@ -1,4 +1,5 @@
-import { addDays, dayNumber, isTradingDay, prevTradingDay } from '../calendar.js';
+import type { KrxCalendar } from '../../market/calendar.js';
+import { addDays, dayNumber } from '../calendar.js';
 import { isin } from '../isin.js';
 import { gauss, hashString, unit } from '../random.js';
 import { LiveBars } from './bars.js';
@@ -65,23 +66,23 @@ function monthLetter(m: number): string {
 }
 
 /** The second Thursday of a month (the expiry), moved back to a trading day. */
-export function expiryOf(year: number, month: number): string {
+export function expiryOf(year: number, month: number, calendar: KrxCalendar): string {
   let d = `${year}${String(month).padStart(2, '0')}01`;
   let thursdays = 0;
   for (;;) {
     if (new Date(Date.UTC(year, month - 1, Number(d.slice(6)))).getUTCDay() === 4 && ++thursdays === 2) break;
     d = addDays(d, 1);
   }
-  return isTradingDay(d) ? d : prevTradingDay(d);
+  return calendar.onOrBefore(d);
 }
 
-function nextExpiries(date: string, quarterly: boolean, n: number): { year: number; month: number; last: string }[] {
+function nextExpiries(date: string, quarterly: boolean, n: number, calendar: KrxCalendar): { year: number; month: number; last: string }[] {
   const out: { year: number; month: number; last: string }[] = [];
   let year = Number(date.slice(0, 4));
   let month = Number(date.slice(4, 6));
   while (out.length < n) {
     if (!quarterly || month % 3 === 0) {
-      const last = expiryOf(year, month);
+      const last = expiryOf(year, month, calendar);
       if (last >= date) out.push({ year, month, last });
     }
     month++;
@@ -115,10 +116,10 @@ function makeContract(code: string, product: 'futures' | 'options', e: { year: n
   };
 }
 
-/** The contracts listed on a session day, given the KOSPI 200 level. */
-export function listContracts(date: string, k200: number): Contract[] {
-  const futures = nextExpiries(date, true, 2).map((e) => makeContract(`101${yearLetter(e.year)}${monthLetter(e.month)}000`, 'futures', e, {}));
-  const [e] = nextExpiries(date, false, 1);
+/** The contracts listed on a session day of `calendar`, given the KOSPI 200 level. */
+export function listContracts(date: string, k200: number, calendar: KrxCalendar): Contract[] {
+  const futures = nextExpiries(date, true, 2, calendar).map((e) => makeContract(`101${yearLetter(e.year)}${monthLetter(e.month)}000`, 'futures', e, {}));
+  const [e] = nextExpiries(date, false, 1, calendar);
   const atm = Math.round(k200 / 2.5) * 2.5;
   const strikes = [Math.round((atm * 0.6) / 2.5) * 2.5, Math.round((atm * 0.6) / 2.5) * 2.5 + 2.5];
   for (let i = -5; i <= 5; i++) strikes.push(atm + i * 2.5);

@@ -1,4 +1,5 @@
-import { dayNumber, prevTradingDay, tradingDayOnOrBefore } from '../calendar.js';
+import type { KrxCalendar } from '../../market/calendar.js';
+import { dayNumber } from '../calendar.js';
 import { gauss, unit } from '../random.js';
 
 /**
@@ -37,6 +38,8 @@ export interface SeriesSpec {
   readonly dailyVol: number;
   /** Value per unit of volume; default the bar's average price. */
   readonly valPerVol?: number;
+  /** The trading days of the series. */
+  readonly calendar: KrxCalendar;
 }
 
 /** Bars the live market produced, by date, that replace the pure ones. */
@@ -71,7 +74,7 @@ export function dailyBar(spec: SeriesSpec, date: string, overrides: Overrides = 
   const o = overrides(date);
   if (o) return o;
   const day = dayNumber(date);
-  const prevClose = closeOn(spec, prevTradingDay(date), overrides);
+  const prevClose = closeOn(spec, spec.calendar.prevTradingDay(date), overrides);
   const close = closeOn(spec, date);
   const open = spec.round(prevClose * Math.exp(0.3 * spec.sigma * gauss(spec.key, 0x53, day)));
   const high = spec.round(Math.max(open, close) * Math.exp(Math.abs(0.4 * spec.sigma * gauss(spec.key, 0x54, day))));
@@ -105,7 +108,7 @@ export function periodBars(
 ): DayBar[] {
   const groups: DayBar[][] = [];
   let key = '';
-  for (let d = tradingDayOnOrBefore(to); d >= from; d = prevTradingDay(d)) {
+  for (let d = spec.calendar.onOrBefore(to); d >= from; d = spec.calendar.prevTradingDay(d)) {
     const k = periodKey(d, period);
     if (k !== key) {
       if (groups.length === limit) break;

@@ -1,3 +1,4 @@
+import type { KrxCalendar } from '../../market/calendar.js';
 import { INDUSTRY_CODES } from '../data/industries.js';
 import { hashString, unit } from '../random.js';
 import { LiveBars } from './bars.js';
@@ -97,8 +98,8 @@ function sectorMembers(code: string, n: number, top: Issue[]): Issue[] {
   return subset(code, top.slice(0, 300), 0.15);
 }
 
-/** Every index of the provider's table with its constituents, for a universe. */
-export function buildIndexes(u: Universe, seed: number): IndexDef[] {
+/** Every index of the provider's table with its constituents, for a universe trading on `calendar`. */
+export function buildIndexes(u: Universe, seed: number, calendar: KrxCalendar): IndexDef[] {
   const eqK = u.byMarket.kospi.filter(isEquity);
   const eqQ = u.byMarket.kosdaq.filter(isEquity);
   const topK = byCap(eqK.filter((i) => !i.preferred));
@@ -118,7 +119,7 @@ export function buildIndexes(u: Universe, seed: number): IndexDef[] {
       members: members.map((i) => i.idx),
       weighting: /^K40|^Q204$|^S441$/.test(ic.code) ? ('equal' as const) : ('cap' as const),
       // History volumes in thousand shares and values in million KRW, as index payloads carry them.
-      spec: { key, ref: LEVELS[ic.code] ?? 600 + unit(key, 7) * 4000, sigma: 0.011, round: round2, dailyVol: dailyVol / 1000, valPerVol: dailyVol > 0 ? dailyVal / dailyVol / 1000 : 0 },
+      spec: { key, ref: LEVELS[ic.code] ?? 600 + unit(key, 7) * 4000, sigma: 0.011, round: round2, dailyVol: dailyVol / 1000, valPerVol: dailyVol > 0 ? dailyVal / dailyVol / 1000 : 0, calendar },
     };
   });
 }

@@ -1,7 +1,8 @@
-import { dayNumber, nextTradingDay, prevTradingDay, type KstTime, isTradingDay } from '../calendar.js';
+import { KrxCalendar } from '../../market/calendar.js';
+import { REGULAR_HOURS, Sessions, phaseOf, type DayHours, type Phase } from '../../market/session.js';
+import { dayNumber, type KstTime } from '../calendar.js';
 import { KNOWN_ISSUES } from '../data/large-caps.js';
 import { unit } from '../random.js';
-import { SESSION, phaseAt, type Phase } from '../session.js';
 import { roundToGrid } from '../ticks.js';
 import { BarSeries, type Bar } from './bars.js';
 import {
@@ -25,7 +26,8 @@ import { applyStep, dayParams, initialLive, type DayParams, type Live, type Step
  * issue, index and contract, and the steps taken so far that day. `advance`
  * moves it to a KST time, stepping through the sessions it crosses (in
  * 2-minute steps when it has to catch up, 15-second steps over the last
- * half hour) and rolling the day at 08:30.
+ * half hour) and rolling the day at the pre-market (08:30, later on a
+ * late-open day). Its days and hours are the KRX sessions of src/market.
  */
 
 /** Longest gap between two steps when catching up, in seconds. */
@@ -41,9 +43,10 @@ const KEEP_DAYS = 10;
 /** Shares held in the market per issue index. */
 type PerIssue<T> = T[];
 
-/** Session date whose data the market holds at a KST time (the day rolls at 08:30). */
-export function sessionDateFor(t: KstTime): string {
-  return isTradingDay(t.date) && t.secs >= SESSION.preOpen ? t.date : prevTradingDay(t.date);
+/** Session date whose data the market holds at a KST time (the day rolls at the pre-market). */
+export function sessionDateFor(t: KstTime, sessions: Sessions): string {
+  const h = sessions.hours(t.date);
+  return h !== undefined && t.secs >= h.pre ? t.date : sessions.calendar.prevTradingDay(t.date);
 }
 
 interface Range {
@@ -51,7 +54,7 @@ interface Range {
   readonly to: number;
 }
 
-function schedule(r: Range): [number, StepKind][] {
+function schedule(r: Range, h: DayHours): [number, StepKind][] {
   const out: [number, StepKind][] = [];
   const range = (a: number, b: number, kind: StepKind) => {
     const lo = Math.max(r.from, a);
@@ -65,10 +68,10 @@ function schedule(r: Range): [number, StepKind][] {
     }
     if (t < hi) out.push([hi, kind]);
   };
-  range(SESSION.open, SESSION.closingAuction, 'cont');
-  if (r.from < SESSION.close && r.to >= SESSION.close) out.push([SESSION.close, 'close']);
-  range(SESSION.afterHoursClose, SESSION.afterHoursSingle, 'atclose');
-  for (let m = SESSION.afterHoursSingle + 600; m <= SESSION.end; m += 600) if (r.from < m && r.to >= m) out.push([m, 'single']);
+  range(h.open, h.closingAuction, 'cont');
+  if (r.from < h.close && r.to >= h.close) out.push([h.close, 'close']);
+  range(h.afterClose, h.single, 'atclose');
+  for (let m = h.single + 600; m <= h.end; m += 600) if (r.from < m && r.to >= m) out.push([m, 'single']);
   return out;
 }
 
@@ -92,34 +95,42 @@ export class Market {
   readonly steps: Step[] = [];
   /** True once the closing auction has run this session day. */
   closed = false;
-  private cursor = SESSION.preOpen;
-  private lastCont = SESSION.open;
-  private lastAtClose = SESSION.afterHoursClose;
+  /** The hours of the session date. */
+  hours: DayHours = REGULAR_HOURS;
+  private cursor = REGULAR_HOURS.pre;
+  private lastCont = REGULAR_HOURS.open;
+  private lastAtClose = REGULAR_HOURS.afterClose;
   private readonly issueDays = new Map<string, DayBar[]>();
   private readonly indexDays = new Map<string, Map<string, DayBar>>();
   private readonly traded: readonly Issue[];
   private readonly quotes: Quotes;
 
-  /** A market for `seed`, caught up to the KST time `start`. */
+  /** A market for `seed` trading on `sessions` (default: the KRX calendar without operator closures), caught up to the KST time `start`. */
   constructor(
     readonly seed: number,
     start: KstTime,
+    readonly sessions: Sessions = new Sessions(new KrxCalendar()),
   ) {
     this.universe = universeFor(seed);
-    this.indexDefs = buildIndexes(this.universe, seed);
+    this.indexDefs = buildIndexes(this.universe, seed, sessions.calendar);
     this.indexByCode = new Map(this.indexDefs.map((d) => [d.code, d]));
     this.traded = this.universe.issues.filter((i) => i.market !== 'konex');
     const n = this.universe.issues.length;
     this.quotes = { base: new Float64Array(n), shares: Float64Array.from(this.universe.issues, (i) => i.listShrs), last: new Float64Array(n), vol: new Float64Array(n), val: new Float64Array(n) };
-    const date = sessionDateFor(start);
-    this.time = { date, secs: SESSION.preOpen };
+    const date = sessionDateFor(start, sessions);
+    this.time = { date, secs: (sessions.hours(date) ?? REGULAR_HOURS).pre };
     this.openDay(date);
     this.advance(start);
   }
 
+  /** The KRX calendar the market trades on. */
+  get calendar(): KrxCalendar {
+    return this.sessions.calendar;
+  }
+
   /** History spec of an issue. */
   specOf(issue: Issue): SeriesSpec {
-    return { key: issue.key, ref: issue.ref, sigma: issue.sigma, round: (p) => roundToGrid(issue.grid, p), dailyVol: issue.listShrs * issue.turnover };
+    return { key: issue.key, ref: issue.ref, sigma: issue.sigma, round: (p) => roundToGrid(issue.grid, p), dailyVol: issue.listShrs * issue.turnover, calendar: this.calendar };
   }
 
   /** Live-traded daily bars of an issue, for history lookups. */
@@ -135,7 +146,7 @@ export class Market {
   /** The phase at the market time. */
   phase(): Phase {
     if (this.time.date !== this.sessionDate) return 'closed';
-    return phaseAt(this.time.secs, true);
+    return phaseOf(this.hours, this.time.secs);
   }
 
   /** True for the issues that never trade today. */
@@ -145,13 +156,14 @@ export class Market {
 
   private openDay(date: string): void {
     this.sessionDate = date;
+    this.hours = this.sessions.hours(date) ?? REGULAR_HOURS;
     this.steps.length = 0;
     this.closed = false;
-    this.cursor = SESSION.preOpen;
-    this.lastCont = SESSION.open;
-    this.lastAtClose = SESSION.afterHoursClose;
+    this.cursor = this.hours.pre;
+    this.lastCont = this.hours.open;
+    this.lastAtClose = this.hours.afterClose;
     const day = dayNumber(date);
-    const prev = prevTradingDay(date);
+    const prev = this.calendar.prevTradingDay(date);
     const known = KNOWN_ISSUES.length;
     this.params = this.universe.issues.map((issue) => {
       const spec = this.specOf(issue);
@@ -168,7 +180,7 @@ export class Market {
         key: (issue.key ^ Math.imul(day, 0x9e3779b1)) | 0,
       });
     });
-    this.live = this.params.map(initialLive);
+    this.live = this.params.map((p) => initialLive(p, this.hours.open));
     this.params.forEach((p, i) => {
       this.quotes.base[i] = p.base;
       this.quotes.last[i] = p.base;
@@ -177,7 +189,7 @@ export class Market {
     });
     this.indexLive = new Map(this.indexDefs.map((d) => [d.code, initialIndexLive(d, closeOn(d.spec, prev, this.indexOverrides(d.code)), this.quotes)]));
     const k200 = this.indexLive.get('K51')!.prevClose;
-    this.contracts = listContracts(date, k200);
+    this.contracts = listContracts(date, k200, this.calendar);
     this.contractLive = new Map(this.contracts.map((c) => [c.code, initialContractLive(gridPrice(c, theoretical(c, k200, yearsTo(c, prev))))]));
   }
 
@@ -202,11 +214,11 @@ export class Market {
   /** Moves the market to KST time `to` (no-op if `to` is not later than the market time). */
   advance(to: KstTime): void {
     if (to.date < this.time.date || (to.date === this.time.date && to.secs <= this.time.secs)) return;
-    const target = sessionDateFor(to);
+    const target = sessionDateFor(to, this.sessions);
     while (this.sessionDate < target) {
       this.runUntil(86_400);
       this.closeDay();
-      const next = nextTradingDay(this.sessionDate);
+      const next = this.calendar.nextTradingDay(this.sessionDate);
       this.openDay(next <= target ? next : target);
     }
     this.runUntil(to.date === this.sessionDate ? to.secs : 86_400);
@@ -221,7 +233,7 @@ export class Market {
 
   private runUntil(secs: number): void {
     if (secs <= this.cursor) return;
-    for (const [t, kind] of schedule({ from: this.cursor, to: secs })) this.step(t, kind);
+    for (const [t, kind] of schedule({ from: this.cursor, to: secs }, this.hours)) this.step(t, kind);
     this.cursor = secs;
   }
 
@@ -255,7 +267,7 @@ export class Market {
   /** Replays an issue's day and returns its bars of `cycle` seconds, oldest first. */
   issueBars(issue: Issue, cycle: number): readonly Bar[] {
     const p = this.params[issue.idx]!;
-    const s = initialLive(p);
+    const s = initialLive(p, this.hours.open);
     const series = new BarSeries(cycle);
     let vol = 0;
     let val = 0;
@@ -283,7 +295,7 @@ export class Market {
 
   /** The last day with complete data: the session date once closed, else the trading day before. */
   lastCompleteDay(): string {
-    return this.closed ? this.sessionDate : prevTradingDay(this.sessionDate);
+    return this.closed ? this.sessionDate : this.calendar.prevTradingDay(this.sessionDate);
   }
 
   /** Daily-bar lookup of an issue including today's bar once the session has closed. */

@@ -1,4 +1,4 @@
-import { dayNumber, prevTradingDay, timeNumber, tradingDaysBack } from '../calendar.js';
+import { dayNumber, timeNumber, tradingDaysBack } from '../calendar.js';
 import { dailyBar, type DayBar } from '../market/history.js';
 import { CD_RATE, CONTINUOUS_CODE, MULTIPLIER, contractTick, gridPrice, impliedVol, theoretical, yearsTo, type Contract } from '../market/derivatives.js';
 import { issueFlows, withAggregates } from '../market/investors.js';
@@ -36,7 +36,7 @@ function k200On(m: Market, date: string): number {
 function contractDay(m: Market, c: Contract, date: string): DayBar {
   const price = (d: string) => gridPrice(c, theoretical(c, k200On(m, d), yearsTo(c, d)));
   const close = price(date);
-  const prevClose = price(prevTradingDay(date));
+  const prevClose = price(m.calendar.prevTradingDay(date));
   const day = dayNumber(date);
   const open = gridPrice(c, prevClose * (1 + 0.002 * gauss(c.key, day, 1)));
   const high = gridPrice(c, Math.max(open, close) * (1 + Math.abs(0.003 * gauss(c.key, day, 2))));
@@ -68,9 +68,9 @@ const master: Builder = (ctx) => {
   const m = ctx.market;
   const c = contractOf(ctx);
   const l = m.contractLive.get(c.code)!;
-  const prevDay = prevTradingDay(m.sessionDate);
+  const prevDay = m.calendar.prevTradingDay(m.sessionDate);
   const prev = contractDay(m, c, prevDay);
-  const year = tradingDaysBack(prevDay, 250).map((d) => contractDay(m, c, d));
+  const year = tradingDaysBack(m.calendar, prevDay, 250).map((d) => contractDay(m, c, d));
   const hi = year.reduce((a, b) => (b.high > a.high ? b : a));
   const lo = year.reduce((a, b) => (b.low < a.low ? b : a));
   const fut = c.product === 'futures';
@@ -245,7 +245,7 @@ const history: Builder = (ctx) => {
   const m = ctx.market;
   const c = contractOf(ctx);
   const r = historyRange(ctx);
-  const days = tradingDaysBack(r.to, r.period === 'D' ? r.limit : r.limit * (r.period === 'W' ? 5 : 23), r.from).filter((d) => d >= c.listDd);
+  const days = tradingDaysBack(m.calendar, r.to, r.period === 'D' ? r.limit : r.limit * (r.period === 'W' ? 5 : 23), r.from).filter((d) => d >= c.listDd);
   const bars = r.period === 'D' ? days.map((d) => contractDay(m, c, d)) : aggregate(days.map((d) => contractDay(m, c, d)), r.period, r.limit);
   const rows = historyRows(bars, false, (b) => ({ opnintQty: Math.round(b.vol * 1.2) }));
   return ok({ isuSrtCd: String(ctx.params.issuecode), hisLists: rows });

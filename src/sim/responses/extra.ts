@@ -83,7 +83,7 @@ const holiday: Builder = (ctx) => {
   const days = NATION_HOLIDAYS[nation] ?? [];
   const out: string[] = [];
   for (let d = addDays(today, 1); d <= addDays(today, 366); d = addDays(d, 1)) {
-    if (nation === 'KR' ? isHoliday(d, 'KR') : days.includes(d.slice(4))) out.push(d);
+    if (nation === 'KR' ? isHoliday(ctx.market.calendar, d, 'KR') : days.includes(d.slice(4))) out.push(d);
   }
   return ok({ marketCd: nation, lists: out });
 };

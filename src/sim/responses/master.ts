@@ -1,5 +1,5 @@
 import { SELECTIVE_MASTER_FIELDS } from '../../upstream/fields.js';
-import { prevTradingDay, tradingDaysBack } from '../calendar.js';
+import { tradingDaysBack } from '../calendar.js';
 import { dailyBar, type DayBar } from '../market/history.js';
 import type { Market } from '../market/market.js';
 import { isEquity, isManufacturing, type Issue } from '../market/universe.js';
@@ -42,7 +42,7 @@ function fundamentals(issue: Issue, base: number): Record<string, number> {
 /** The master record of an issue, with the value types the provider's example has. */
 export function masterRecord(m: Market, issue: Issue, v2: boolean): Record<string, unknown> {
   const p = m.params[issue.idx]!;
-  const prev = dailyBar(m.specOf(issue), prevTradingDay(m.sessionDate), m.issueOverrides(issue));
+  const prev = dailyBar(m.specOf(issue), m.calendar.prevTradingDay(m.sessionDate), m.issueOverrides(issue));
   const kospi = issue.market === 'kospi';
   const f = fundamentals(issue, p.base);
   const fund = issue.group === 'EF';
@@ -86,7 +86,7 @@ export function masterRecord(m: Market, issue: Issue, v2: boolean): Record<strin
 /** Daily bars of an issue over `days` trading days back from the last complete day. */
 function recent(m: Market, issue: Issue, days: number): DayBar[] {
   const over = m.issueDaily(issue);
-  return tradingDaysBack(m.lastCompleteDay(), days).map((d) => dailyBar(m.specOf(issue), d, over));
+  return tradingDaysBack(m.calendar, m.lastCompleteDay(), days).map((d) => dailyBar(m.specOf(issue), d, over));
 }
 
 /** Short-selling and lending figures of an issue on one day (a shortsell row). */

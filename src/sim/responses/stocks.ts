@@ -1,4 +1,4 @@
-import { addDays, prevTradingDay, secsOf, timeNumber, tradingDaysBack } from '../calendar.js';
+import { addDays, secsOf, timeNumber, tradingDaysBack } from '../calendar.js';
 import { selectBars } from '../market/bars.js';
 import { dailyBar, periodBars, type DayBar, type Period } from '../market/history.js';
 import { issueFlows, withAggregates } from '../market/investors.js';
@@ -159,7 +159,7 @@ const traderanking: Builder = (ctx) => {
 /** Trading days in the request's date range up to the last complete day, newest first. */
 export function daysInRange(m: Market, from: string | undefined, to: string, limit: number): string[] {
   const end = to < m.lastCompleteDay() ? to : m.lastCompleteDay();
-  return tradingDaysBack(end, limit, from ?? addDays(end, -31));
+  return tradingDaysBack(m.calendar, end, limit, from ?? addDays(end, -31));
 }
 
 const shortsell: Builder = (ctx) => {
@@ -183,7 +183,7 @@ const foreignHistory: Builder = (ctx) => {
     isuSrtCd: issue.code,
     hisLists: days.map((d) => {
       const vol = held(d);
-      return { FornHdVol: vol, cmpprevddFornHdVol: vol - held(prevTradingDay(d)), FornHdVolRt: r2((vol / issue.listShrs) * 100), [key]: dateNum(d) };
+      return { FornHdVol: vol, cmpprevddFornHdVol: vol - held(m.calendar.prevTradingDay(d)), FornHdVolRt: r2((vol / issue.listShrs) * 100), [key]: dateNum(d) };
     }),
   });
 };

@@ -1,0 +1,82 @@
+import type { Channel, Market } from '../protocol/constants.js';
+import { endpoint, type Provision } from '../upstream/catalogue.js';
+import type { FieldTable } from '../upstream/fields.js';
+import type { Row } from '../upstream/normalise.js';
+import { FEED_ENDPOINTS, planCycle, type Family, type PlannedCall } from './feeds.js';
+
+/**
+ * Where a closed market's last state comes from at a given hour. Pure.
+ *
+ * A feed's own 1-second endpoint serves the day's last state while the
+ * upstream still serves the trading day's snapshots (its provision: the
+ * day's sessions, so 15:30–15:40 between the close and after-hours). At
+ * other closed hours (nights, weekends, holidays, before the pre-market) the
+ * closing-data endpoints serve the last trading day's close, one issue (or
+ * index) a call: `closeprice` for `quote`, `ohlc` and `price`, `closeindex`
+ * for `index`. `top`, `aht` and `book` have no closing data: outside the
+ * sessions they have nothing to fetch. Which endpoint answers when is the
+ * catalogue's provision rule, read on the KRX sessions (src/market/provision).
+ * See docs/OPERATIONS.md §11.
+ */
+
+/** The closing-data endpoint that holds a channel's last state per code, by family. */
+export const CLOSING_ENDPOINTS: Readonly<Record<Family, Readonly<Partial<Record<Channel, string>>>>> = {
+  v2: { quote: 'v2.stocks.closeprice', ohlc: 'v2.stocks.closeprice', price: 'v2.stocks.closeprice', index: 'v2.index.closeindex' },
+  v3: { quote: 'v3.closed.closeprice', ohlc: 'v3.closed.closeprice', price: 'v3.closed.closeprice', index: 'v3.closed.index.closeindex' },
+};
+
+/** What a closed feed wants and holds no row for: codes, and the whole market (`*`). */
+export interface Missing {
+  readonly codes: readonly string[];
+  readonly wildcard: boolean;
+}
+
+/** The calls that fetch a closed market's last state now (`snapshot`: the feed's own endpoint), or why there are none. */
+export interface ClosedPlan {
+  readonly source: 'snapshot' | 'closing' | 'none';
+  readonly calls: PlannedCall[];
+  /** With `none`: why nothing is fetched. */
+  readonly why?: string;
+}
+
+/** Why nothing is fetched when no endpoint serves the data at this hour. */
+export const NOT_PROVIDED_NOW = 'not provided at this hour';
+
+/**
+ * The calls that fetch the last state of `missing` for a feed while the
+ * market is closed: its 1-second endpoint when `provides` says the upstream
+ * serves it now, else one closing-data call per code. The whole market (`*`)
+ * has no closing-data endpoint: without its snapshot it has nothing.
+ */
+export function planClosed(channel: Channel, market: Market, family: Family, missing: Missing, provides: (p: Provision) => boolean): ClosedPlan {
+  if (provides(endpoint(FEED_ENDPOINTS[family][channel]).provision)) {
+    return { source: 'snapshot', calls: planCycle(channel, market, family, new Set(missing.codes), missing.wildcard) };
+  }
+  const closing = CLOSING_ENDPOINTS[family][channel];
+  if (closing === undefined || !provides(endpoint(closing).provision) || missing.codes.length === 0) return { source: 'none', calls: [], why: NOT_PROVIDED_NOW };
+  return { source: 'closing', calls: [...missing.codes].sort().map((code) => ({ endpointId: closing, params: { marketcode: market, issuecode: code } })) };
+}
+
+/** Whether a planned call is a closing-data call (its answer is one object, not the channel's rows). */
+export function isClosingCall(call: PlannedCall): boolean {
+  return !Object.values(FEED_ENDPOINTS).some((byChannel) => Object.values(byChannel).includes(call.endpointId));
+}
+
+/**
+ * The channel's row from a closing-data answer (`closeprice`, `closeindex`):
+ * keyed as the live rows are (the answer's code, else the code asked for),
+ * with only the fields the channel's own rows carry, so a topic keeps one shape whichever endpoint filled it (a `quote`
+ * row from a closing price has no market cap until the session brings one).
+ */
+export function closingRow(channel: Channel, family: Family, data: Record<string, unknown>, code: string): Row {
+  const fields = rowFields(FEED_ENDPOINTS[family][channel]);
+  const out: Row = { isuSrtCd: typeof data.isuSrtCd === 'string' && data.isuSrtCd ? data.isuSrtCd : code };
+  // The normaliser made every value a scalar of the closing endpoint's table.
+  for (const [k, v] of Object.entries(data)) if (k !== 'isuSrtCd' && k in fields) out[k] = v as Row[string];
+  return out;
+}
+
+function rowFields(id: string): FieldTable {
+  const r = endpoint(id).response;
+  return r.list && typeof r.list.row === 'object' ? r.list.row : r.top;
+}
