@@ -39,7 +39,7 @@ const RESOURCE_CASES: [Record<string, unknown>, string, Record<string, unknown>]
   [
     { resource: 'shortsell', market: 'kospi', code: '000004', params: { to: '20261120' } },
     'v2.stocks.shortsell',
-    { marketcode: 'kospi', issuecode: '000004', inqEndDd: '20261120' },
+    { marketcode: 'kospi', issuecode: '000004', inqStrtDd: '20261026', inqEndDd: '20261120' },
   ],
   [
     { resource: 'foreignhistory', market: 'kosdaq', code: '500004', params: { from: '20261101', to: '20261120' } },
