@@ -316,7 +316,7 @@ export class KrxClient extends KrxCore {
     return this.get('lists', market, undefined, undefined, opts);
   }
 
-  /** The closing price of an issue (the previous day's until 15:40 KST). */
+  /** The closing price of an issue: the last session's before 08:30 KST and on closed days, the day's from 15:40; between them it rejects with `not_provided_now`. */
   closeprice(market: Market, code: string, opts?: RequestOptions): Promise<ClosePriceData> {
     return this.get('closeprice', market, code, undefined, opts);
   }

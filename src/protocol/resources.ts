@@ -73,7 +73,7 @@ export const RESOURCE_TEXT: Readonly<Record<Resource, string>> = {
   history: 'Daily (D), weekly (W) or monthly (M) bars, newest first, at most 100.',
   intraday: 'Intraday bars of 10, 60 or 600 seconds between two times of one day, at most 100.',
   lists: 'The symbol list of a market (KONEX too): code, standard code, names.',
-  closeprice: 'The closing price of an issue (previous day until 15:40 KST).',
+  closeprice: 'The closing price of an issue: the last session’s before 08:30 KST and on closed days, the day’s from 15:40; between them the upstream does not provide it (not_provided_now).',
   investors: 'Trading by investor type: of an issue with `code`, of the market without.',
   shortsell: 'Short selling and lending balances by day.',
   foreignhistory: 'Foreign holding by day, at most 100 rows.',
