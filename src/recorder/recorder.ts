@@ -171,8 +171,10 @@ export class Recorder {
       this.opts.onDrop?.(this.failed ? 'error' : 'backlog', changes);
       return;
     }
-    seg.out.write(text);
-    const bytes = Buffer.byteLength(text);
+    // Encoded once: the stream writes these bytes, and they are what is counted.
+    const buf = Buffer.from(text);
+    seg.out.write(buf);
+    const bytes = buf.length;
     seg.summary.add(t, bytes, feed, changes);
     this.written += changes;
     this.opts.onWrite?.(bytes);
