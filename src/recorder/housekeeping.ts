@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { readdir, rm, unlink } from 'node:fs/promises';
+import { readdir, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -67,7 +67,9 @@ async function compressSegment(job: HousekeepingJob, date: string, file: string)
       const summary = await scanSegment(path);
       if (summary !== undefined) await writeSummary(job.dir, date, start, summary);
     }
-    await pipeline(createReadStream(path), createGzip(), createWriteStream(`${path}.gz`));
+    // Written aside and renamed: a reader never takes a half-written `.gz` for the segment.
+    await pipeline(createReadStream(path), createGzip(), createWriteStream(`${path}.gz.tmp`));
+    await rename(`${path}.gz.tmp`, `${path}.gz`);
     await unlink(path);
   } catch (err) {
     job.logger.warn({ file, err: (err as Error).message }, 'recording segment not compressed');

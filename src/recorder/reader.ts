@@ -58,7 +58,12 @@ export async function* readDay(root: string, date: string, from?: string, onDama
   const all = await segments(root, date);
   let first = 0;
   if (from !== undefined) for (let i = 0; i < all.length; i++) if (all[i]!.start <= from) first = i;
-  for (const seg of all.slice(first)) for await (const { line } of segmentLines(join(dayDir(root, date), seg.file), onDamage)) yield line;
+  for (const seg of all.slice(first)) {
+    const path = join(dayDir(root, date), seg.file);
+    // Compressed since it was listed (the raw file is removed once its `.gz` is complete): read that.
+    const now = seg.compressed || existsSync(path) ? path : `${path}.gz`;
+    for await (const { line } of segmentLines(now, onDamage)) yield line;
+  }
 }
 
 /** A line of a segment and its bytes (with the newline). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalBus } from '../../src/bus/bus.js';
 import { silentLogger } from '../../src/log.js';
-import { nextHousekeeping } from '../../src/recorder/housekeeping.js';
+import { housekeep, nextHousekeeping } from '../../src/recorder/housekeeping.js';
 import { Recorder } from '../../src/recorder/recorder.js';
 import { readDay, segments, type Damage } from '../../src/recorder/reader.js';
 import { SegmentSummary } from '../../src/recorder/summary.js';
@@ -92,6 +92,28 @@ describe('the recorder', () => {
     const ts: number[] = [];
     for await (const l of readDay(dir, DAY)) if (l.k === 'c') ts.push(l.t);
     expect(ts).toEqual([at('17:54:00'), at('17:56:00'), at('17:59:59.500'), at('18:03:00'), at('18:05:01')]);
+  });
+
+  it('compresses a segment aside: a replay read while it is compressed reads all of it', async () => {
+    const dir = tmp();
+    await record(dir, 60, { rows: 100, pad: 300 });
+    const total = 60 * 100;
+    const readAll = async () => {
+      const damage: Damage[] = [];
+      let n = 0;
+      for await (const l of readDay(dir, DAY, undefined, (d) => damage.push(d))) if (l.k === 'c') n++;
+      return { n, damage };
+    };
+    expect(await readAll()).toEqual({ n: total, damage: [] });
+    let done = false;
+    const compressing = housekeep({ dir, today: '20261125', now: T0 + 86_400_000, keepDays: 7, logger: silentLogger() }).then(() => (done = true));
+    const reads: { n: number; damage: Damage[] }[] = [];
+    while (!done) reads.push(await readAll());
+    await compressing;
+    reads.push(await readAll());
+    expect(readdirSync(join(dir, DAY)).sort()).toEqual(['seg-100000.ndjson.gz', 'seg-100000.summary.json']);
+    expect(reads.length).toBeGreaterThan(1);
+    for (const r of reads) expect(r).toEqual({ n: total, damage: [] });
   });
 
   it('sets its timer for the end of the sessions, then for midnight', () => {
