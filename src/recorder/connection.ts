@@ -10,9 +10,8 @@ import type { SlowPolicy } from '../gateway/slow.js';
 import { welcomeFrame } from '../gateway/welcome.js';
 import { ReplayOutbox } from './outbox.js';
 import { ReplayState } from './state.js';
-import { kstMs } from './format.js';
+import { kstMs, type RecordLine } from './format.js';
 import { readDay, type Damage } from './reader.js';
-import type { RecordLine } from './format.js';
 import type { ReplayQuery } from './query.js';
 
 /**
