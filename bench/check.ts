@@ -4,6 +4,7 @@ import type { ConnectionsResult } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { PeerResult } from './scenarios/fanout.js';
+import type { RecorderResult } from './scenarios/recorder.js';
 
 /**
  * The benchmark's targets, checked against a run's results. Every run
@@ -19,7 +20,7 @@ export interface Target {
   /** Short name, e.g. `fanout cpu vs floor`. */
   readonly name: string;
   /** The scenario whose figure it is (`snapshot` runs inside `fanout`). */
-  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy';
+  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy' | 'recorder';
   /** Where the figure is in the results; `undefined` when the scenario did not run. */
   readonly read: (r: Results) => number | undefined;
   /** `max`: the figure must be at most the limit; `min`: at least; `eq`: equal. */
@@ -78,6 +79,10 @@ export const TARGETS: readonly Target[] = [
   { scenario: 'snapshot', name: 'snapshot ms', read: (r) => ok<{ ms: number }>(r.snapshot)?.ms, kind: 'max', target: 100, ci: 300, digits: 1 },
   { scenario: 'economy', name: 'economy calls vs minimum', read: (r) => ok<EconomyResult>(r.economy)?.ratioToMinimum, kind: 'eq', target: 1, ci: 1, ciTolerance: 0.1, digits: 3 },
   { scenario: 'economy', name: 'economy idle realtime calls', read: (r) => ok<EconomyResult>(r.economy)?.idleRealtimeCalls, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'recorder', name: 'recorder cycle on vs off', read: (r) => ok<RecorderResult>(r.recorder)?.ratioToOff, kind: 'max', target: 2, ci: 3, digits: 3 },
+  { scenario: 'recorder', name: 'recorder bytes/change', read: (r) => ok<RecorderResult>(r.recorder)?.bytesPerChange, kind: 'max', target: 450, ci: 500, digits: 1 },
+  { scenario: 'recorder', name: 'recorder stored bytes/change', read: (r) => ok<RecorderResult>(r.recorder)?.storedBytesPerChange, kind: 'max', target: 60, ci: 80, digits: 1 },
+  { scenario: 'recorder', name: 'recorder dropped', read: (r) => ok<RecorderResult>(r.recorder)?.dropped, kind: 'eq', target: 0, ci: 0, digits: 0 },
 ];
 
 function holds(kind: Target['kind'], value: number, limit: number, tolerance = 0): boolean {
@@ -88,7 +93,7 @@ function holds(kind: Target['kind'], value: number, limit: number, tolerance = 0
 
 /**
  * Every target's outcome for the scenarios that ran (`ran` lists the
- * scenarios: `fanout`, `snapshot`, `connections`, `cycle`, `economy`) with the fan-out peers that ran. A target of a scenario that
+ * scenarios: `fanout`, `snapshot`, `connections`, `cycle`, `economy`, `recorder`) with the fan-out peers that ran. A target of a scenario that
  * ran but produced no figure fails.
  */
 export function checkResults(r: Results, ran: readonly string[], peers: readonly string[], targets: readonly Target[] = TARGETS): CheckOutcome[] {

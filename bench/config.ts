@@ -2,6 +2,7 @@ import type { ConnectionsConfig } from './scenarios/connections.js';
 import type { CycleConfig } from './scenarios/cycle.js';
 import type { EconomyConfig } from './scenarios/economy.js';
 import type { FanoutConfig } from './scenarios/fanout.js';
+import type { RecorderConfig } from './scenarios/recorder.js';
 import { PEERS, type PeerName } from './server/peer.js';
 
 /**
@@ -10,7 +11,7 @@ import { PEERS, type PeerName } from './server/peer.js';
  */
 
 /** The scenarios, in the order they run. */
-export const SCENARIOS = ['cycle', 'fanout', 'connections', 'economy'] as const;
+export const SCENARIOS = ['cycle', 'fanout', 'connections', 'economy', 'recorder'] as const;
 /** A scenario name (`snapshot` runs inside `fanout`, against the bridge). */
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -23,6 +24,7 @@ export interface BenchConfig {
   readonly connections: ConnectionsConfig & { readonly peers: readonly PeerName[] };
   readonly cycle: CycleConfig;
   readonly economy: EconomyConfig;
+  readonly recorder: RecorderConfig;
   /** Where the results file goes. */
   readonly out: string;
   /** Processes to CPU-profile (`--cpu-prof`), profiles written to bench/results/profiles/. */
@@ -57,6 +59,7 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'
   connections: { count: 10_000, topicsPerClient: 20, symbols: SYMBOLS, seed: SEED, concurrency: 200, peers: ['bridge', 'floor'] },
   cycle: { symbols: SYMBOLS, changeRatio: 0.3, seed: SEED, warmup: 30, cycles: 100 },
   economy: { measureMs: 30_000, idleMs: 15_000 },
+  recorder: { symbols: SYMBOLS, changeRatio: 0.3, seed: SEED, warmup: 30, cycles: 100 },
 };
 
 const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS' | 'check' | 'rounds'> = {
@@ -65,6 +68,7 @@ const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS
   connections: { ...FULL.connections, count: 1_500, peers: ['bridge'] },
   cycle: { ...FULL.cycle, warmup: 10, cycles: 20 },
   economy: { measureMs: 3_000, idleMs: 2_000 },
+  recorder: { ...FULL.recorder, warmup: 10, cycles: 60 },
 };
 
 /** Usage text of `npm run bench`. */

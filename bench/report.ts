@@ -3,6 +3,7 @@ import type { PeerResult } from './scenarios/fanout.js';
 import type { ConnectionsResult } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
 import type { EconomyResult } from './scenarios/economy.js';
+import type { RecorderResult } from './scenarios/recorder.js';
 import type { BenchConfig } from './config.js';
 import type { CheckOutcome } from './check.js';
 
@@ -30,6 +31,7 @@ export interface Results {
   cycle?: CycleResult | Skipped;
   snapshot?: Record<string, unknown> | Skipped;
   economy?: EconomyResult | Skipped;
+  recorder?: RecorderResult | Skipped;
   /** Each target's outcome (bench/check.ts). */
   targets?: readonly CheckOutcome[];
 }
@@ -133,6 +135,16 @@ function economyTable(e: EconomyResult): string {
   ].join('\n');
 }
 
+function recorderTable(r: RecorderResult): string {
+  return [
+    `recorder: ${num(r.symbols)} symbols, ${num(r.changes)} changes per cycle; StateStore.apply + LocalBus.publish without and with a Recorder writing files; medians of ${r.cycles} cycles`,
+    table(
+      ['off ms', 'on ms', 'cost ms', 'ratio', 'bytes/change', 'stored bytes/change (gzip)', 'dropped'],
+      [[num(r.offMs, 2), num(r.onMs, 2), num(r.costMs, 2), num(r.ratioToOff, 2), num(r.bytesPerChange, 1), num(r.storedBytesPerChange, 1), num(r.dropped)]],
+    ),
+  ].join('\n');
+}
+
 /** The report text of a run's results. */
 export function report(cfg: BenchConfig, r: Results): string {
   const m = r.machine;
@@ -153,5 +165,6 @@ export function report(cfg: BenchConfig, r: Results): string {
   }
   if (cfg.only.includes('connections')) section('connections', r.connections, () => connectionsTable(cfg, r.connections as Record<string, unknown>));
   if (cfg.only.includes('economy')) section('economy', r.economy, () => economyTable(r.economy as EconomyResult));
+  if (cfg.only.includes('recorder')) section('recorder', r.recorder, () => recorderTable(r.recorder as RecorderResult));
   return out.join('\n');
 }

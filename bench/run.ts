@@ -12,6 +12,7 @@ import { report, type Results } from './report.js';
 import { runConnections } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
 import type { EconomyResult } from './scenarios/economy.js';
+import type { RecorderResult } from './scenarios/recorder.js';
 import { runFanoutPeer, type PeerResult } from './scenarios/fanout.js';
 import type { PeerName } from './server/peer.js';
 
@@ -165,6 +166,11 @@ async function main(): Promise<void> {
   await timed('economy', async () => {
     log('economy');
     results.economy = await inServer<EconomyResult>('economy', cfg.economy, 300_000).catch(errorOf);
+  });
+  await timed('recorder', async () => {
+    log('recorder');
+    await settle(cfg);
+    results.recorder = await inServer<RecorderResult>('recorder', cfg.recorder, 300_000).catch(errorOf);
   });
   results.timingsS = timings;
   const ran = [...cfg.only, ...(cfg.only.includes('fanout') ? ['snapshot'] : [])];

@@ -36,7 +36,9 @@ import { CHANNELS, MARKETS, type Market } from './protocol/constants.js';
 import { EnglishNames } from './state/names.js';
 import { Recorder } from './recorder/recorder.js';
 import { ReplayServer } from './recorder/replay.js';
-import { DEFAULT_LIMITS } from './protocol/constants.js';
+import type { Damage } from './recorder/reader.js';
+import type { RecordingsSource } from './http/recordings.js';
+import { slowPolicy } from './gateway/slow.js';
 import { nextReset } from './upstream/budget.js';
 import { endpoint } from './upstream/catalogue.js';
 import type { Row } from './upstream/normalise.js';
@@ -259,33 +261,7 @@ export class Bridge {
     server.maxConnections = c.MAX_CONNECTIONS + HTTP_SOCKET_MARGIN;
     server.on('clientError', onClientError);
     this.server = server;
-    const recordings = join(c.DATA_DIR, 'recordings');
-    if (c.RECORD === 'on') {
-      this.recorder = new Recorder(
-        {
-          dir: recordings,
-          store: this.store,
-          logger: this.logger.child({ component: 'recorder' }),
-          keepDays: c.RECORD_DAYS,
-          now: this.now,
-          onWrite: (bytes) => this.metrics.recordedBytes.inc(bytes),
-          onDrop: (reason, n) => this.metrics.recordDropped.inc({ reason }, n),
-          ...(cluster ? { enabled: () => cluster.mayPoll() } : {}),
-        },
-        this.bus,
-      );
-      this.recorder.start();
-    }
-    const replay = new ReplayServer({
-      dir: recordings,
-      logger: this.logger.child({ component: 'replay' }),
-      limits: { ...DEFAULT_LIMITS, maxTopics: c.MAX_TOPICS, maxWildcards: c.MAX_WILDCARDS, maxMessagesPerSecond: c.MAX_MESSAGES_PER_SECOND, maxPayloadBytes: c.MAX_PAYLOAD_BYTES, getsPerMinute: c.GETS_PER_MINUTE },
-      heartbeatMs: c.HEARTBEAT_MS,
-      server: `krx-bridge/${packageVersion()}`,
-      closeBytes: c.SLOW_CLOSE_BYTES,
-      onDamage: () => this.metrics.recordDamage.inc(),
-      onClose: (code) => this.metrics.closes.inc({ code: String(code) }),
-    });
+    const recordings = c.RECORD === 'on' ? this.startRecorder(join(c.DATA_DIR, 'recordings')) : undefined;
     const auth = this.authenticator();
     this.auth = auth;
     this.gateway = new Gateway({
@@ -296,7 +272,7 @@ export class Bridge {
       symbols: this.symbols,
       onDemand: cache,
       lookups,
-      replay,
+      ...(recordings ? { replay: recordings.replay } : {}),
       calendar: this.calendar,
       metrics: this.metrics,
       families: this.families,
@@ -331,7 +307,7 @@ export class Bridge {
         symbols: this.symbols,
         onDemand: cache,
         lookups,
-        recordings,
+        ...(recordings ? { recordings: recordings.source } : {}),
         ready: () => MARKETS.every((m) => this.symbols.loaded(m)),
         status: () => this.status(),
         gateway: this.gateway,
@@ -403,6 +379,50 @@ export class Bridge {
   /** Origin of the upstream in use (the built-in simulator's loopback URL when simulated). */
   get upstreamOrigin(): string {
     return this.upstreamUrl;
+  }
+
+  /**
+   * Starts the recorder and makes what serves its recordings: the replay
+   * server (`/ws/replay`) and the source of `/recordings`. RECORD=off
+   * builds none of them, so both answer `recording_off`.
+   */
+  private startRecorder(dir: string): { replay: ReplayServer; source: RecordingsSource } {
+    const c = this.config;
+    const cluster = this.cluster;
+    const m = this.metrics;
+    const recorder = new Recorder(
+      {
+        dir,
+        store: this.store,
+        logger: this.logger.child({ component: 'recorder' }),
+        keepDays: c.RECORD_DAYS,
+        now: this.now,
+        onWrite: (bytes) => m.recordedBytes.inc(bytes),
+        onDrop: (reason, n) => m.recordDropped.inc({ reason }, n),
+        ...(cluster ? { enabled: () => cluster.mayPoll() } : {}),
+      },
+      this.bus,
+    );
+    this.recorder = recorder;
+    recorder.start();
+    const log = this.logger.child({ component: 'replay' });
+    const onDamage = (d: Damage) => {
+      m.recordDamage.inc();
+      log.warn({ file: d.file, line: d.line, reason: d.reason }, 'recording damaged; read up to the damage');
+    };
+    const replay = new ReplayServer({
+      dir,
+      logger: log,
+      maxPayloadBytes: c.MAX_PAYLOAD_BYTES,
+      heartbeatMs: c.HEARTBEAT_MS,
+      server: `krx-bridge/${packageVersion()}`,
+      slow: slowPolicy({ conflateBytes: c.SLOW_CONFLATE_BYTES, resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES, closeBytes: c.SLOW_CLOSE_BYTES, replyBytes: c.SLOW_REPLY_BYTES }),
+      live: recorder.live,
+      onDamage,
+      onClose: (code) => m.closes.inc({ code: String(code) }),
+      onSlow: (step) => m.slowConsumer.inc({ step }),
+    });
+    return { replay, source: { dir, live: recorder.live, onDamage } };
   }
 
   /** The body of `/status`: upstream, budget, feeds, symbols (never the API key). */

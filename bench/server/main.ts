@@ -5,6 +5,7 @@ import { createPeer, type Peer, type PeerName } from './peer.js';
 import { Ticker } from './ticker.js';
 import type { CycleConfig } from '../scenarios/cycle.js';
 import type { EconomyConfig } from '../scenarios/economy.js';
+import type { RecorderConfig } from '../scenarios/recorder.js';
 
 /**
  * The benchmark server process: one peer under test plus the synthetic
@@ -112,6 +113,9 @@ serve(
     },
     async economy(a: EconomyConfig) {
       return (await import('../scenarios/economy.js')).runEconomy(a);
+    },
+    async recorder(a: RecorderConfig) {
+      return (await import('../scenarios/recorder.js')).runRecorder(a);
     },
   },
   async () => {

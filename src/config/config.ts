@@ -57,7 +57,7 @@ export const SETTINGS = {
   },
   RECORD: {
     schema: z.enum(['on', 'off']).default('on'),
-    text: 'Record every change of every polled feed under `DATA_DIR/recordings/`, for replay (`/ws/replay`) and export (`/recordings`); `off`: no recording.',
+    text: 'Record every change of every polled feed under `DATA_DIR/recordings/`, for replay (`/ws/replay`) and export (`/recordings`); `off`: no recording, and `/ws/replay` and `/recordings` answer 404 `recording_off`.',
   },
   RECORD_DAYS: { schema: int(1, 3650).default(7), text: 'Days of recordings kept (today included); older days are deleted.' },
   RING_SIZE: { schema: int(1, 10_000).default(32), text: 'Patches kept per topic for resume.' },

@@ -3,7 +3,8 @@ import { Board } from './board.js';
 import { OrderBook } from './book.js';
 import { IntradayChart } from './chart.js';
 import { setOneOf, setText } from './dom.js';
-import { changePct, direction, fmtInt, fmtPct, fmtSigned } from './format.js';
+import { changePct, direction, fmtInt, fmtPct, fmtSigned, isoDate } from './format.js';
+import { kstEpoch } from './replay.js';
 import { SymbolSearch, type SymbolMatch } from './search.js';
 import { StatusPanel, type ServerStatus } from './status.js';
 import type { SymbolNames } from './symbols.js';
@@ -13,7 +14,10 @@ import type { Watchlist } from './watchlist.js';
  * The demo page's controller: keeps the SDK's subscriptions in step with
  * what is shown (`price` for the board's codes of the chosen market, `book`
  * for the selected symbol), feeds the SDK's events to the board, ladder,
- * chart and health panel, and polls `/status` for the call budget.
+ * chart and health panel, and polls `/status` for the call budget. The
+ * client can be swapped (`useClient`): a replay's client (`{ replay }`)
+ * plays a recorded day onto the same board, book and chart, and a live one
+ * brings the page back.
  */
 
 /** The page elements the app drives. */
@@ -21,6 +25,8 @@ export interface AppElements {
   readonly board: HTMLTableElement;
   readonly book: HTMLElement;
   readonly chart: HTMLElement;
+  /** The chart's caption (what its candles are of). */
+  readonly chartHint?: HTMLElement;
   readonly pill: HTMLElement;
   readonly status: HTMLElement;
   /** The market marker (closed, and when it opens). */
@@ -38,6 +44,7 @@ export interface AppElements {
 
 /** What the app needs. */
 export interface AppDeps {
+  /** The first client (live); `useClient` swaps it. */
   readonly client: KrxClient;
   readonly names: SymbolNames;
   readonly watchlist: Watchlist;
@@ -50,6 +57,14 @@ export interface AppDeps {
 
 const DIRS = ['up', 'down', 'flat'] as const;
 const INTRADAY_PAGES = 4;
+const LIVE_HINT = '1-minute candles · today · KST';
+
+/** A replay the page shows: its day and window (`HHMMSS` KST). */
+export interface ShownReplay {
+  readonly date: string;
+  readonly from: string;
+  readonly to: string;
+}
 
 /** The demo page. */
 export class DemoApp {
@@ -59,17 +74,53 @@ export class DemoApp {
   private readonly health: StatusPanel;
   private selected: string | undefined;
   private noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  private client: KrxClient;
+  /** The replay shown, and its clock (the last replayed change's `ts`); undefined while live. */
+  private replay: { readonly shown: ShownReplay; clock: number } | undefined;
 
   /** Builds the components; nothing is subscribed until `start()`. */
   constructor(private readonly deps: AppDeps) {
-    const { els, client } = deps;
+    const { els } = deps;
+    this.client = deps.client;
     this.board = new Board(els.board, { select: (c) => this.select(c), remove: (c) => this.remove(c) });
     this.book = new OrderBook(els.book);
-    this.chart = new IntradayChart(els.chart, (code) => this.intraday(code));
+    // The chart's day is the replay's while replaying: its candles are of the replayed trades.
+    this.chart = new IntradayChart(els.chart, (code) => this.intraday(code), () => this.replay?.clock ?? Date.now());
     this.health = new StatusPanel({ pill: els.pill, panel: els.status, ...(els.market ? { market: els.market } : {}) });
     new SymbolSearch({ input: els.search, list: els.matches, find: (q) => deps.names.search(this.market, q), pick: (m) => this.add(m) });
     for (const b of els.marketButtons) b.addEventListener('click', () => this.switchMarket(b.value as Market));
+    this.bind(this.client);
+  }
+
+  /** The client in use. */
+  get current(): KrxClient {
+    return this.client;
+  }
+
+  /**
+   * Shows what `client` streams instead of the client before (which the
+   * caller closes): a replay's client with `replay` (no lookups: the chart
+   * draws the replayed trades), or a live one without. The board's codes
+   * are subscribed again and their rows cleared until the new client's
+   * snapshots come.
+   */
+  useClient(client: KrxClient, replay?: ShownReplay): void {
+    this.client = client;
+    this.replay = replay ? { shown: replay, clock: kstEpoch(replay.date, replay.from) } : undefined;
+    if (this.deps.els.chartHint) setText(this.deps.els.chartHint, replay ? `1-minute candles of the replayed trades · ${isoDate(replay.date)} · KST` : LIVE_HINT);
+    this.bind(client);
+    this.health.connection(client.state);
+    this.selected = undefined;
+    this.book.clear();
+    this.showMarket();
+  }
+
+  /** Feeds a client's events to the page (only while it is the client in use). */
+  private bind(client: KrxClient): void {
+    const mine = () => client === this.client;
     client.on('price', (code, row, change) => {
+      if (!mine()) return;
+      if (this.replay && change.ts > this.replay.clock) this.replay.clock = change.ts;
       if (change.market !== this.market) return;
       this.board.update(code, row);
       if (code === this.selected) {
@@ -78,14 +129,20 @@ export class DemoApp {
       }
     });
     client.on('book', (code, row, change) => {
-      if (change.market !== this.market || code !== this.selected) return;
+      if (!mine() || change.market !== this.market || code !== this.selected) return;
       const p = client.row('price', this.market, code);
       const prev = typeof p?.trdPrc === 'number' && typeof p.cmpprevddPrc === 'number' ? p.trdPrc - p.cmpprevddPrc : undefined;
       this.book.render(row, p?.trdPrc ?? undefined, prev);
     });
-    client.on('status', (s) => this.health.feed(s));
-    client.on('state', (_prev, next) => this.health.connection(next));
-    client.on('error', (e) => this.notify(`${e.code}: ${e.message}`));
+    // A replay's statuses are of the recorded day (its feeds' states then, and `replay ended`), not of the bridge now.
+    client.on('status', (s) => mine() && !this.replay && this.health.feed(s));
+    client.on('state', (_prev, next) => mine() && this.health.connection(next));
+    client.on('error', (e) => mine() && this.notify(`${e.code}: ${e.message}`));
+    client.on('welcome', () => {
+      if (!mine()) return;
+      setTimeout(() => this.ping(), 200);
+      void this.pollStatus();
+    });
   }
 
   /** The market shown. */
@@ -95,19 +152,17 @@ export class DemoApp {
 
   /** Shows the remembered market, subscribes, and starts the health polls. */
   start(): void {
-    this.health.connection(this.deps.client.state);
+    this.health.connection(this.client.state);
     this.showMarket();
     const every = this.deps.statusEveryMs ?? 3000;
     const poll = () => void this.pollStatus().finally(() => setTimeout(poll, every));
     poll();
-    const ping = () => {
-      if (this.deps.client.state === 'open') this.deps.client.ping().then((ms) => this.health.roundTrip(ms), () => undefined);
-    };
-    setInterval(ping, 5000);
-    this.deps.client.on('welcome', () => {
-      setTimeout(ping, 200);
-      void this.pollStatus();
-    });
+    setInterval(() => this.ping(), 5000);
+  }
+
+  private ping(): void {
+    const client = this.client;
+    if (client.state === 'open') client.ping().then((ms) => client === this.client && this.health.roundTrip(ms), () => undefined);
   }
 
   /** Switches the board to another market. */
@@ -158,7 +213,7 @@ export class DemoApp {
     this.book.clear();
     const name = this.deps.names.cached(market, code) ?? code;
     for (const n of this.deps.els.selName) setText(n, `${name} ${code}`);
-    const price = this.deps.client.row('price', market, code);
+    const price = this.client.row('price', market, code);
     setText(this.deps.els.selPrice, '');
     setText(this.deps.els.selChange, '');
     if (price !== undefined) this.showSelectedPrice(price);
@@ -199,13 +254,14 @@ export class DemoApp {
     setOneOf(this.deps.els.selChange, DIRS, dir);
   }
 
-  /** Today's 1-minute bars of a code, paging back from the close (100 bars a call). */
+  /** Today's 1-minute bars of a code, paging back from the close (100 bars a call); none in a replay (it has no lookups). */
   private async intraday(code: string): Promise<IntradayRow[]> {
+    if (this.replay) return [];
     const market = this.market;
     const rows: IntradayRow[] = [];
     let to: string | undefined;
     for (let page = 0; page < INTRADAY_PAGES; page++) {
-      const data = await this.deps.client.intraday(market, code, { interval: 60, ...(to !== undefined ? { to } : {}) });
+      const data = await this.client.intraday(market, code, { interval: 60, ...(to !== undefined ? { to } : {}) });
       rows.push(...data.hisLists);
       const oldest = data.hisLists[data.hisLists.length - 1]?.inddTm;
       if (data.hisLists.length < 100 || oldest === undefined) break;
@@ -224,7 +280,7 @@ export class DemoApp {
    * group is retried code by code, and only the refused code leaves the board.
    */
   private subscribe(channel: 'price' | 'book', market: Market, codes: readonly string[]): void {
-    this.deps.client.subscribe(channel, market, codes).catch((e: unknown) => {
+    this.client.subscribe(channel, market, codes).catch((e: unknown) => {
       const unlisted = isKrxError(e) && e.code === 'invalid_code';
       if (unlisted && codes.length > 1) return codes.forEach((c) => this.subscribe(channel, market, [c]));
       this.notify(isKrxError(e) ? `${codes.join(', ')}: ${e.message}` : String(e));
@@ -235,7 +291,7 @@ export class DemoApp {
 
   private unsubscribe(channel: 'price' | 'book', market: Market, codes: readonly string[]): void {
     if (codes.length === 0) return;
-    this.deps.client.unsubscribe(channel, market, codes).catch(() => undefined);
+    this.client.unsubscribe(channel, market, codes).catch(() => undefined);
   }
 
   private async pollStatus(): Promise<void> {

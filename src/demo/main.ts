@@ -1,5 +1,6 @@
 import { KrxClient } from '../client/index.js';
 import { DemoApp } from './app.js';
+import { ReplayControl, type RecordedDay, type ReplayChoice } from './replay.js';
 import { byId } from './dom.js';
 import type { ServerStatus } from './status.js';
 import { DEFAULT_CODES, SymbolNames } from './symbols.js';
@@ -8,7 +9,9 @@ import { Watchlist } from './watchlist.js';
 /**
  * Entry of the demo page (bundled by scripts/build-demo.ts into
  * dist/public/app.js): connects the SDK to the bridge that served the page
- * (or to `?ws=` when given) and starts the app.
+ * (or to `?ws=` when given) and starts the app; the replay control swaps
+ * the live client for a replay's (`/ws/replay` through the SDK's `replay`
+ * option) and back.
  */
 
 /** The WebSocket URL of the bridge that served `loc` (`ws(s)://host/ws`), or the page's `?ws=` parameter. */
@@ -27,7 +30,8 @@ function storage(): Storage | undefined {
 }
 
 function main(): void {
-  const client = new KrxClient(bridgeUrl(location));
+  const url = bridgeUrl(location);
+  const client = new KrxClient(url);
   const fetchJson = (url: string) => fetch(url, { headers: { accept: 'application/json' } });
   const app = new DemoApp({
     client,
@@ -42,6 +46,7 @@ function main(): void {
       board: byId<HTMLTableElement>('board'),
       book: byId('book'),
       chart: byId('chart'),
+      chartHint: byId('chart-hint'),
       pill: byId('conn'),
       market: byId('market'),
       status: byId('health'),
@@ -55,7 +60,44 @@ function main(): void {
     },
   });
   app.start();
-  window.addEventListener('pagehide', () => void client.close());
+  const swap = (next: KrxClient, replay?: ReplayChoice): void => {
+    const old = app.current;
+    app.useClient(next, replay);
+    void old.close();
+  };
+  const control = new ReplayControl(
+    {
+      open: byId<HTMLButtonElement>('replay-open'),
+      form: byId<HTMLFormElement>('replay-form'),
+      day: byId<HTMLSelectElement>('replay-day'),
+      from: byId<HTMLInputElement>('replay-from'),
+      to: byId<HTMLInputElement>('replay-to'),
+      speed: byId<HTMLSelectElement>('replay-speed'),
+      cancel: byId<HTMLButtonElement>('replay-cancel'),
+      message: byId('replay-msg'),
+      bar: byId('replay-bar'),
+      live: byId<HTMLButtonElement>('replay-live'),
+    },
+    {
+      days: async () => {
+        const res = await fetchJson('/recordings');
+        if (!res.ok) throw new Error(((await res.json().catch(() => undefined)) as { error?: { message?: string } } | undefined)?.error?.message ?? `/recordings answered ${res.status}`);
+        return ((await res.json()) as { days: RecordedDay[] }).days;
+      },
+      play: (choice) => {
+        const replay = new KrxClient(url, { replay: choice });
+        replay.on('update', (_topic, _row, change) => replay === app.current && control.clock(change.ts));
+        replay.on('status', (s) => replay === app.current && s.reason === 'replay ended' && control.ended());
+        swap(replay, choice);
+        control.playing(choice);
+      },
+      live: () => {
+        swap(new KrxClient(url));
+        control.live();
+      },
+    },
+  );
+  window.addEventListener('pagehide', () => void app.current.close());
 }
 
 main();

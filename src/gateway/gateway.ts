@@ -201,7 +201,9 @@ export class Gateway {
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', destroyOnError);
     const path = pathOf(req.url);
-    const replay = path === `${this.path}/replay` ? this.opts.replay : undefined;
+    const replayPath = path === `${this.path}/replay`;
+    const replay = replayPath ? this.opts.replay : undefined;
+    if (replayPath && replay === undefined) return refuseUpgrade(socket, 404, 'recording_off', 'this server does not record (RECORD=off): no replay');
     if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);
@@ -219,7 +221,7 @@ export class Gateway {
     // keep the upgrade request alive.
     socket.on('close', releaser(this.conns, addr));
     const auth = this.opts.auth;
-    const granted = (grant: AuthGranted): void => (replay ? this.acceptReplay(replay, req, socket, head) : this.accept(req, socket, head, addr, grant));
+    const granted = (grant: AuthGranted): void => (replay ? this.acceptReplay(replay, req, socket, head, grant) : this.accept(req, socket, head, addr, grant));
     if (auth === undefined) return granted(OPEN_GRANT);
     auth.authenticate(req).then(
       (res) => {
@@ -235,15 +237,15 @@ export class Gateway {
     );
   };
 
-  /** A replay (`/ws/replay`): checked against the recordings, then played by the replay server. */
-  private acceptReplay(replay: ReplayServer, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  /** A replay (`/ws/replay`): checked against the recordings, then played by the replay server within the limits a live connection would get. */
+  private acceptReplay(replay: ReplayServer, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted): void {
     replay.check(req.url).then(
       (r) => {
         if (this.closing || socket.destroyed) return void socket.destroy();
         if (!r.ok) return refuseUpgrade(socket, r.refusal.status, r.refusal.code, r.refusal.message);
         socket.removeListener('error', destroyOnError);
         this.metrics.connections.inc({ outcome: 'replay' });
-        replay.accept(req, socket, head, r.query);
+        replay.accept(req, socket, head, r.query, grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits));
       },
       (err: unknown) => {
         this.logger.error({ err }, 'replay check failed unexpectedly');

@@ -15,7 +15,7 @@ import { answerApi, isApiPath, resolveApiRequest, unlistedCode } from './passthr
 import { sendError, sendJson, sendText } from './respond.js';
 import { serveStatic } from './static.js';
 import { parseTarget } from './target.js';
-import { exportFeed, listRecordings } from './recordings.js';
+import { exportFeed, listRecordings, type RecordingsSource } from './recordings.js';
 import { pageHeaders } from './headers.js';
 import { CORS_ROUTES, PREFLIGHT_HEADERS, corsHeaders } from './cors.js';
 
@@ -51,8 +51,8 @@ export interface HttpDeps {
   readonly infoPerMinute?: number;
   /** Browser origins that may read `/api` and `/symbols` from other pages (CORS); default none. */
   readonly allowedOrigins?: readonly string[];
-  /** The recordings directory, for `/recordings`; default none (404). */
-  readonly recordings?: string;
+  /** Where `/recordings` reads (RECORD=on); default none: 404 `recording_off`. */
+  readonly recordings?: RecordingsSource;
   /** Serve the demo's `.map` source maps; default false. */
   readonly sourceMaps?: boolean;
   /** Take the client address from `X-Forwarded-For`; default false. */
@@ -212,8 +212,8 @@ async function apiRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: 
 
 /** `/recordings` and its exports: behind the token like `/api`, and counted in its rate. */
 async function recordingsRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  const dir = c.deps.recordings;
-  if (dir === undefined) return sendError(res, 404, 'not_found', 'recordings are off (RECORD=off)');
+  const src = c.deps.recordings;
+  if (src === undefined) return sendError(res, 404, 'recording_off', 'this server does not record (RECORD=off): no recordings, no replay');
   let key = clientAddress(req, c.deps.trustProxy);
   if (c.deps.auth !== undefined) {
     const a = await c.deps.auth.authenticate(req);
@@ -223,8 +223,8 @@ async function recordingsRoute(c: Ctx, req: IncomingMessage, res: ServerResponse
   if (!c.limiter.take(key, c.now())) {
     return sendError(res, 429, 'rate_limited', `at most ${c.deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE} requests per minute`, { 'Retry-After': '1' });
   }
-  if (url.pathname === '/recordings') return listRecordings(dir, res);
-  return exportFeed(dir, url.pathname, url.searchParams, res);
+  if (url.pathname === '/recordings') return listRecordings(src, res);
+  return exportFeed(src, url.pathname, url.searchParams, res);
 }
 
 async function pageRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {

@@ -1,35 +1,53 @@
 import type { ServerResponse } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CHANNELS, MARKETS } from '../protocol/constants.js';
 import { applyOps } from '../protocol/patch.js';
 import type { Row } from '../protocol/row.js';
 import type { PatchOp } from '../protocol/messages.js';
-import { kstMs } from '../recorder/format.js';
-import { days, readDay, segments } from '../recorder/reader.js';
+import { kstSecondOfDay } from '../market/calendar.js';
+import { recordedDay, type LiveSource } from '../recorder/catalog.js';
+import { hhmmss, kstMs } from '../recorder/format.js';
+import { days, readDay, type Damage } from '../recorder/reader.js';
 import { BASE_HEADERS } from './headers.js';
 import { sendError, sendJson } from './respond.js';
 
 /**
  * Browsing and exporting recordings over HTTP: `GET /recordings` lists the
- * recorded days (segments, time range, feeds, bytes); `GET
+ * recorded days with their time ranges and sizes, and each day's feeds with
+ * theirs (from the segments' summaries, never from file times); `GET
  * /recordings/{date}/{channel}.{market}?codes=&from=&to=&format=ndjson|csv`
  * streams the feed's changes (NDJSON: the frames as live clients got them;
  * CSV: the row after each change), reading the day line by line, never
  * whole. See docs/REPLAY.md.
  */
 
-/** The listing of `/recordings`. */
-export async function listRecordings(root: string, res: ServerResponse): Promise<void> {
+/** Where `/recordings` reads: the recordings directory, the open segment's live summary, and where damage found while reading is reported. */
+export interface RecordingsSource {
+  readonly dir: string;
+  readonly live?: LiveSource;
+  readonly onDamage?: (d: Damage) => void;
+}
+
+/** `HHMMSS` KST of the second of `ms`; with `after`, of the second after it (an exclusive end), at most 235959. */
+function kstTime(ms: number, after = false): string {
+  return hhmmss(Math.min(kstSecondOfDay(ms) + (after ? 1 : 0), 86_399));
+}
+
+/** The listing of `/recordings`: each day's and each feed's time range (`to` exclusive, KST) and size. */
+export async function listRecordings(src: RecordingsSource, res: ServerResponse): Promise<void> {
   const out = [];
-  for (const date of await days(root)) {
-    const segs = await segments(root, date);
-    if (segs.length === 0) continue;
-    const feeds = await readFile(join(root, date, 'feeds.json'), 'utf8').then((t) => JSON.parse(t) as string[], () => [] as string[]);
-    const last = segs.at(-1)!;
-    const mtime = (await stat(join(root, date, last.file))).mtimeMs;
-    const until = new Date(mtime + 9 * 3600_000).toISOString().slice(11, 19).replace(/:/g, '');
-    out.push({ date, from: segs[0]!.start, to: until, segments: segs.length, bytes: segs.reduce((a, s) => a + s.bytes, 0), feeds: [...feeds].sort() });
+  for (const date of await days(src.dir)) {
+    const day = await recordedDay(src.dir, date, src.live);
+    if (day === undefined || day.summary === undefined) continue;
+    const s = day.summary;
+    out.push({
+      date,
+      from: kstTime(s.from),
+      to: kstTime(s.to, true),
+      segments: day.segments.length,
+      bytes: day.diskBytes,
+      compressed: day.compressed,
+      feeds: Object.entries(s.feeds).map(([feed, f]) => ({ feed, from: kstTime(f.from), to: kstTime(f.to, true), changes: f.changes, bytes: f.bytes })),
+    });
   }
   sendJson(res, 200, { days: out });
 }
@@ -37,7 +55,8 @@ export async function listRecordings(root: string, res: ServerResponse): Promise
 const TIME = /^([01]\d|2[0-3])[0-5]\d[0-5]\d$/;
 
 /** Streams one feed of a recorded day. */
-export async function exportFeed(root: string, path: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+export async function exportFeed(src: RecordingsSource, path: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
+  const root = src.dir;
   const m = /^\/recordings\/(\d{8})\/([a-z]+)\.([a-z]+)$/.exec(path);
   if (!m) return sendError(res, 404, 'not_found', 'use /recordings/{YYYYMMDD}/{channel}.{market}');
   const [, date, channel, market] = m as unknown as [string, string, string, string];
@@ -50,10 +69,12 @@ export async function exportFeed(root: string, path: string, query: URLSearchPar
   if (!TIME.test(from) || !TIME.test(to) || from >= to) return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), from before to');
   if (format !== 'ndjson' && format !== 'csv') return sendError(res, 400, 'invalid_params', 'format is ndjson or csv');
   const codes = new Set((query.get('codes') ?? '').split(',').filter(Boolean));
-  if ((await segments(root, date)).length === 0) return sendError(res, 404, 'not_recorded', `no recording of ${date}`);
   const feed = `${channel}.${market}.`;
   const fromMs = kstMs(date, from);
   const toMs = kstMs(date, to);
+  const held = (await recordedDay(root, date, src.live))?.summary?.feeds[`${channel}.${market}`];
+  if (held === undefined) return sendError(res, 404, 'not_recorded', `no recording of ${channel}.${market} on ${date}`);
+  if (fromMs > held.to || toMs <= held.from) return sendError(res, 404, 'not_recorded', `${channel}.${market} on ${date} is recorded from ${kstTime(held.from)} to ${kstTime(held.to, true)} (KST)`);
   res.writeHead(200, {
     'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     'Content-Disposition': `attachment; filename="${date}-${channel}.${market}.${format}"`,
@@ -66,7 +87,7 @@ export async function exportFeed(root: string, path: string, query: URLSearchPar
   const write = async (text: string) => {
     if (!res.write(text)) await new Promise((r) => res.once('drain', r));
   };
-  for await (const line of readDay(root, date, from)) {
+  for await (const line of readDay(root, date, from, src.onDamage)) {
     if (res.destroyed) return;
     if (line.k === 'r' && wanted(line.topic)) rows.set(line.topic, line.row as Row);
     if (line.k !== 'c' || !wanted(line.topic)) continue;

@@ -24,6 +24,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   not_provided_now: 400,
   not_found: 404,
   not_recorded: 404,
+  recording_off: 404,
   unauthorized: 401,
   internal: 500,
 };

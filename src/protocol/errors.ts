@@ -19,7 +19,8 @@ export const ERROR_CODES = {
   upstream_unavailable: { retryable: true, text: 'The upstream failed, timed out, or answered something unusable.' },
   not_provided_now: { retryable: true, text: 'The upstream does not provide this data at this time of day.' },
   not_found: { retryable: false, text: 'The upstream has no such data.' },
-  not_recorded: { retryable: false, text: 'The replay asks for a day or time the server has not recorded.' },
+  not_recorded: { retryable: false, text: 'The replay or export asks for a day, or a window of it, that the server has not recorded.' },
+  recording_off: { retryable: false, text: 'The server does not record (RECORD=off): it serves no replay and no recordings.' },
   unauthorized: { retryable: false, text: 'A token is required, or the token is not valid or has expired.' },
   internal: { retryable: true, text: 'An unexpected server error; the connection stays usable.' },
 } as const;

@@ -1,6 +1,6 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { RecordLine, dayDir, segmentStart } from './format.js';
@@ -60,38 +60,47 @@ export async function* readDay(root: string, date: string, from?: string, onDama
   if (from !== undefined) for (let i = 0; i < all.length; i++) if (all[i]!.start <= from) first = i;
   for (const seg of all.slice(first)) {
     const path = join(dayDir(root, date), seg.file);
-    const input = createReadStream(path);
-    const stream = seg.compressed ? input.pipe(createGunzip()) : input;
-    const lines = createInterface({ input: stream, crlfDelay: Infinity });
-    let n = 0;
-    let broken = false;
-    try {
-      for await (const text of lines) {
-        n++;
-        if (text === '') continue;
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          onDamage?.({ file: seg.file, line: n, reason: 'not JSON (torn or damaged)' });
-          broken = true;
-          break;
-        }
-        const r = RecordLine.safeParse(parsed);
-        if (!r.success) {
-          onDamage?.({ file: seg.file, line: n, reason: 'not a recording line' });
-          broken = true;
-          break;
-        }
-        yield r.data;
+    // Compressed since it was listed (the raw file is removed once its `.gz` is complete): read that.
+    const now = seg.compressed || existsSync(path) ? path : `${path}.gz`;
+    for await (const { line } of segmentLines(now, onDamage)) yield line;
+  }
+}
+
+/** A line of a segment and its bytes (with the newline). */
+export interface SegmentLine {
+  readonly line: RecordLine;
+  readonly bytes: number;
+}
+
+/** The lines of one segment file (`.gz` decompressed), up to the first that cannot be read, which is reported through `onDamage`. */
+export async function* segmentLines(path: string, onDamage?: (d: Damage) => void): AsyncGenerator<SegmentLine> {
+  const file = basename(path);
+  const input = createReadStream(path);
+  const stream = path.endsWith('.gz') ? input.pipe(createGunzip()) : input;
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let n = 0;
+  try {
+    for await (const text of lines) {
+      n++;
+      if (text === '') continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        onDamage?.({ file, line: n, reason: 'not JSON (torn or damaged)' });
+        return;
       }
-    } catch (err) {
-      onDamage?.({ file: seg.file, line: n, reason: `unreadable: ${(err as Error).message}` });
-      broken = true;
-    } finally {
-      lines.close();
-      input.destroy();
+      const r = RecordLine.safeParse(parsed);
+      if (!r.success) {
+        onDamage?.({ file, line: n, reason: 'not a recording line' });
+        return;
+      }
+      yield { line: r.data, bytes: Buffer.byteLength(text) + 1 };
     }
-    void broken;
+  } catch (err) {
+    onDamage?.({ file, line: n, reason: `unreadable: ${(err as Error).message}` });
+  } finally {
+    lines.close();
+    input.destroy();
   }
 }

@@ -1,26 +1,29 @@
-import { createReadStream, createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
-import { readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { createWriteStream, existsSync, mkdirSync, statSync, type WriteStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 import type { Bus, FeedStatus } from '../bus/bus.js';
 import { statusFrame } from '../gateway/fanout.js';
 import type { Logger } from '../log.js';
-import { addDays, kstDate, kstSecondOfDay } from '../market/calendar.js';
+import { kstDate, kstSecondOfDay } from '../market/calendar.js';
 import { feedOf } from '../protocol/topics.js';
 import type { ChangeBatch, StateStore } from '../state/store.js';
-import { hhmmss, segmentName, segmentStart } from './format.js';
+import { scanSegment, writeSummary, type LiveSegment } from './catalog.js';
+import { hhmmss, segmentName } from './format.js';
+import { compressAt, housekeep, nextHousekeeping } from './housekeeping.js';
+import { SummaryBuilder } from './summary.js';
 
 /**
  * The recorder: every change of every polled feed (the frames live clients
  * got, with topic, seq and the time observed) and every feed status,
  * appended to the day's recording under `DATA_DIR/recordings/`. A new
  * segment starts every `segmentMs` with a keyframe (every topic as it
- * stands), so a replay can start anywhere. Writes go through a buffered
- * stream and never wait: past `maxPendingBytes` not yet on disk (a full or
- * slow disk) a batch is dropped and counted, never the live feed stalled.
- * A day's segments are compressed once the day is over; days past
- * `keepDays` are deleted. See docs/REPLAY.md.
+ * stands), so a replay can start anywhere; a closed segment gets a summary
+ * (its feeds' time ranges and sizes). Writes go through a buffered stream
+ * and never wait: past `maxPendingBytes` not yet on disk (a full or slow
+ * disk) a batch is dropped and counted, never the live feed stalled.
+ * A day's segments are compressed once its sessions are over (a timer at
+ * 18:00 KST and at midnight, and any segment closing after that); days
+ * past `keepDays` are deleted. See docs/REPLAY.md.
  */
 
 /** Options of `Recorder`. */
@@ -40,6 +43,7 @@ export interface RecorderOptions {
   /** Counts bytes written and batches dropped. */
   readonly onWrite?: (bytes: number) => void;
   readonly onDrop?: (reason: 'backlog' | 'error', changes: number) => void;
+  /** Clock, ms epoch; default Date.now. The housekeeping timer is set from it. */
   readonly now?: () => number;
 }
 
@@ -54,19 +58,33 @@ export interface RecorderInfo {
   readonly dropped: number;
 }
 
+/** The segment being written. */
+interface OpenSegment {
+  readonly out: WriteStream;
+  readonly date: string;
+  readonly start: string;
+  readonly file: string;
+  /** Ends at (ms epoch). */
+  readonly ends: number;
+  /** Its summary as written by this process. */
+  readonly summary: SummaryBuilder;
+  /** The file held lines of an earlier process: its summary is read from the file when it closes. */
+  readonly appended: boolean;
+}
+
 /** The recorder of one process. */
 export class Recorder {
-  private out: WriteStream | undefined;
+  private seg: OpenSegment | undefined;
   private day = '';
-  private segmentEnds = 0;
   private written = 0;
   private dropped = 0;
   private failed = false;
   private readonly now: () => number;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly statuses = new Map<string, string>();
-  private feeds = new Set<string>();
+  private closing: Promise<void> = Promise.resolve();
   private housekeeping: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   /** A recorder fed by `bus`; `start` begins. */
@@ -77,19 +95,20 @@ export class Recorder {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Starts recording (and the housekeeping of old days). */
+  /** Starts recording, and the housekeeping of past days (now, and by a timer). */
   start(): void {
     mkdirSync(this.opts.dir, { recursive: true });
     this.unsubscribe.push(
       this.bus.subscribe('batch', (b) => this.onBatch(b)),
       this.bus.subscribe('status', (st) => this.onStatus(st)),
     );
-    this.housekeeping = this.housekeep();
+    this.housekeepSoon();
   }
 
-  /** Stops: the current segment is closed (and flushed). */
+  /** Stops: the current segment is closed (flushed, summarised). */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.timer);
     for (const u of this.unsubscribe) u();
     await this.closeSegment();
     await this.housekeeping;
@@ -107,49 +126,58 @@ export class Recorder {
     return { dir: this.opts.dir, diskBytes, days, written: this.written, dropped: this.dropped };
   }
 
+  /** The segment being written and its summary so far (for `/recordings` and the replay's checks). */
+  readonly live = (): LiveSegment | undefined => {
+    const s = this.seg;
+    // A segment continued from an earlier process is summarised from its file (the catalog reads it).
+    return s === undefined || s.appended ? undefined : { date: s.date, file: s.file, summary: s.summary.result() };
+  };
+
+  /** Settles once the housekeeping under way (compression, retention) is done. */
+  async settled(): Promise<void> {
+    await this.closing;
+    await this.housekeeping;
+  }
+
   private onStatus(st: FeedStatus): void {
     const frame = statusFrame(st);
     const feed = feedOf(st.channel, st.market);
     this.statuses.set(feed, frame);
     if (!this.recording()) return;
-    this.write(`${JSON.stringify({ k: 's', t: st.ts, feed, f: frame })}\n`, 0);
+    // `t` is when the status was observed; the frame carries when the state began.
+    const t = this.now();
+    this.write(`${JSON.stringify({ k: 's', t, feed, f: frame })}\n`, 0, t, feed);
   }
 
   private onBatch(b: ChangeBatch): void {
     if (b.events.length === 0 || !this.recording()) return;
-    this.noteFeed(feedOf(b.channel, b.market));
     let text = '';
     for (const e of b.events) text += `{"k":"c","t":${b.ts},"topic":${JSON.stringify(e.topic)},"seq":${e.seq},"f":${JSON.stringify(e.frame)}}\n`;
-    this.write(text, b.events.length);
-  }
-
-  /** Keeps the day's list of recorded feeds (`feeds.json`), for `/recordings`. */
-  private noteFeed(feed: string): void {
-    if (this.feeds.has(feed)) return;
-    this.feeds.add(feed);
-    const path = join(this.opts.dir, this.day, 'feeds.json');
-    void writeFile(`${path}.tmp`, JSON.stringify([...this.feeds].sort()))
-      .then(() => rename(`${path}.tmp`, path))
-      .catch(() => undefined);
+    this.write(text, b.events.length, b.ts, feedOf(b.channel, b.market));
   }
 
   private recording(): boolean {
     if (this.stopped || (this.opts.enabled && !this.opts.enabled())) return false;
     const now = this.now();
-    if (this.out === undefined || now >= this.segmentEnds) this.openSegment(now);
-    return this.out !== undefined;
+    if (this.seg === undefined || now >= this.seg.ends) this.openSegment(now);
+    return this.seg !== undefined;
   }
 
-  private write(text: string, changes: number): void {
-    const out = this.out!;
-    if (this.failed || out.writableLength > (this.opts.maxPendingBytes ?? 16 << 20)) {
+  /** Appends `text` (`changes` changes of `feed`, at `t`), or drops and counts it when the disk is behind or failing. */
+  private write(text: string, changes: number, t: number, feed?: string): void {
+    const seg = this.seg!;
+    if (this.failed || seg.out.writableLength > (this.opts.maxPendingBytes ?? 16 << 20)) {
       this.dropped += changes;
       this.opts.onDrop?.(this.failed ? 'error' : 'backlog', changes);
       return;
     }
-    out.write(text);
+    // Encoded once: the stream writes these bytes, and they are what is counted.
+    const buf = Buffer.from(text);
+    seg.out.write(buf);
+    const bytes = buf.length;
+    seg.summary.add(t, bytes, feed, changes);
     this.written += changes;
-    this.opts.onWrite?.(Buffer.byteLength(text));
+    this.opts.onWrite?.(bytes);
   }
 
   /** Closes the current segment and opens the next, beginning with a keyframe. */
@@ -159,53 +187,58 @@ export class Recorder {
     const secs = kstSecondOfDay(now);
     const segMs = this.opts.segmentMs ?? 300_000;
     // Segments start on multiples of their length (KST), so a day's boundaries are the same whenever the process started.
-    const start = Math.floor((secs * 1000) / segMs) * segMs;
-    this.segmentEnds = now - secs * 1000 - (now % 1000) + start + segMs;
+    const startMs = Math.floor((secs * 1000) / segMs) * segMs;
     const dir = join(this.opts.dir, date);
+    // A segment already compressed (a restart after the sessions ended) is not reopened: this one is named for now.
+    const start = existsSync(join(dir, `${segmentName(hhmmss(startMs / 1000))}.gz`)) ? hhmmss(secs) : hhmmss(startMs / 1000);
+    const file = segmentName(start);
     try {
       mkdirSync(dir, { recursive: true });
     } catch (err) {
       this.fail(err);
       return;
     }
-    const out = createWriteStream(join(dir, segmentName(hhmmss(start / 1000))), { flags: 'a' });
+    const path = join(dir, file);
+    const appended = existsSync(path) && statSync(path).size > 0;
+    const out = createWriteStream(path, { flags: 'a' });
     out.on('error', (err) => this.fail(err));
-    this.out = out;
+    const ends = now - secs * 1000 - (now % 1000) + startMs + segMs;
+    this.seg = { out, date, start, file, ends, summary: new SummaryBuilder(), appended };
     this.failed = false;
-    if (date !== this.day) {
-      if (this.day !== '') this.housekeeping = this.housekeeping.then(() => this.housekeep());
-      this.day = date;
-      this.feeds = new Set();
-      this.loadFeeds(dir);
-    }
+    const dayChanged = this.day !== '' && date !== this.day;
+    this.day = date;
+    // A new day, or a segment closed once the sessions are over: compress what is done.
+    if (dayChanged || now >= compressAt(date)) this.housekeepSoon();
     this.keyframe(now);
   }
 
   private keyframe(now: number): void {
-    let text = `{"k":"K","t":${now}}\n`;
+    this.write(`{"k":"K","t":${now}}\n`, 0, now);
     for (const [channel, market] of this.opts.store.heldFeeds()) {
+      let text = '';
       for (const e of this.opts.store.entries(channel, market)) {
         text += `${JSON.stringify({ k: 'r', topic: e.topic, seq: e.seq, ts: e.ts, row: e.row, crc: e.crc })}\n`;
       }
+      if (text !== '') this.write(text, 0, now, feedOf(channel, market));
     }
-    for (const [feed, f] of this.statuses) text += `${JSON.stringify({ k: 'S', feed, f })}\n`;
-    text += '{"k":"E"}\n';
-    this.write(text, 0);
+    for (const [feed, f] of this.statuses) this.write(`${JSON.stringify({ k: 'S', feed, f })}\n`, 0, now, feed);
+    this.write('{"k":"E"}\n', 0, now);
   }
 
+  /** Ends the segment being written and stores its summary beside it. */
   private closeSegment(): Promise<void> {
-    const out = this.out;
-    this.out = undefined;
-    if (out === undefined) return Promise.resolve();
-    return new Promise((resolve) => out.end(() => resolve()));
-  }
-
-  private loadFeeds(dir: string): void {
-    try {
-      for (const f of JSON.parse(readFileSync(join(dir, 'feeds.json'), 'utf8')) as unknown[]) if (typeof f === 'string') this.feeds.add(f);
-    } catch {
-      // No list yet (a new day), or a torn one: it is written again as feeds appear.
-    }
+    const seg = this.seg;
+    this.seg = undefined;
+    if (seg === undefined) return this.closing;
+    const closed = new Promise<void>((resolve) => seg.out.end(() => resolve()))
+      .then(async () => {
+        const path = join(this.opts.dir, seg.date, seg.file);
+        const summary = seg.appended ? await scanSegment(path) : seg.summary.result();
+        if (summary !== undefined) await writeSummary(this.opts.dir, seg.date, seg.start, summary);
+      })
+      .catch((err: unknown) => this.opts.logger.warn({ file: seg.file, err: (err as Error).message }, 'recording summary not written'));
+    this.closing = this.closing.then(() => closed);
+    return this.closing;
   }
 
   private fail(err: unknown): void {
@@ -213,28 +246,35 @@ export class Recorder {
     this.failed = true;
   }
 
-  /** Compresses the segments of past days and deletes days past `keepDays`. */
+  /** Runs the housekeeping after the segments being closed are, then sets the timer for the next run. */
+  private housekeepSoon(): void {
+    this.housekeeping = this.housekeeping.then(() => this.closing).then(() => this.housekeep());
+  }
+
   private async housekeep(): Promise<void> {
-    const today = kstDate(this.now());
-    const oldest = addDays(today, -((this.opts.keepDays ?? 7) - 1));
-    for (const d of (await readdir(this.opts.dir).catch(() => [] as string[])).sort()) {
-      if (!/^\d{8}$/.test(d)) continue;
-      const dir = join(this.opts.dir, d);
-      if (d < oldest) {
-        await rm(dir, { recursive: true, force: true });
-        this.opts.logger.info({ day: d }, 'recording deleted (RECORD_DAYS)');
-        continue;
-      }
-      if (d >= today) continue;
-      for (const f of await readdir(dir).catch(() => [] as string[])) {
-        if (segmentStart(f) === undefined || f.endsWith('.gz')) continue;
-        try {
-          await pipeline(createReadStream(join(dir, f)), createGzip(), createWriteStream(join(dir, `${f}.gz`)));
-          await unlink(join(dir, f));
-        } catch (err) {
-          this.opts.logger.warn({ file: f, err: (err as Error).message }, 'recording segment not compressed');
-        }
-      }
-    }
+    const now = this.now();
+    // A segment whose time is over is closed, though no event came to rotate it (a quiet evening).
+    if (this.seg !== undefined && now >= this.seg.ends) await this.closeSegment();
+    const open = this.seg;
+    await housekeep({
+      dir: this.opts.dir,
+      today: kstDate(now),
+      now,
+      keepDays: this.opts.keepDays ?? 7,
+      ...(open ? { open: { date: open.date, file: open.file } } : {}),
+      logger: this.opts.logger,
+    });
+    this.schedule();
+  }
+
+  /** Sets the timer of the next housekeeping: the end of today's sessions, or the next midnight (KST). */
+  private schedule(): void {
+    clearTimeout(this.timer);
+    if (this.stopped) return;
+    const now = this.now();
+    // A little after the moment, so the clock has passed it when the timer fires.
+    const delay = Math.min(nextHousekeeping(kstDate(now), now) - now + 100, 2 ** 31 - 1);
+    this.timer = setTimeout(() => this.housekeepSoon(), delay);
+    this.timer.unref();
   }
 }

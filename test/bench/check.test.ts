@@ -50,6 +50,18 @@ describe('bench targets', () => {
     expect(out.find((o) => o.name === 'snapshot ms')).toMatchObject({ value: undefined, withinCi: false });
   });
 
+  it('holds the recorder to its cost, its bytes per change and no drops', () => {
+    const run = (rec: Record<string, number>) => checkResults({ ...results(), recorder: { ratioToOff: 1.5, bytesPerChange: 420, storedBytesPerChange: 43, dropped: 0, ...rec } as never }, ['recorder'], PEERS);
+    const good = run({});
+    expect(good.map((o) => o.name)).toEqual(['recorder cycle on vs off', 'recorder bytes/change', 'recorder stored bytes/change', 'recorder dropped']);
+    expect(good.every((o) => o.met && o.withinCi)).toBe(true);
+    expect(run({ ratioToOff: 2.5 }).find((o) => o.name === 'recorder cycle on vs off')).toMatchObject({ met: false, withinCi: true });
+    expect(run({ bytesPerChange: 520 }).find((o) => o.name === 'recorder bytes/change')).toMatchObject({ met: false, withinCi: false });
+    expect(run({ dropped: 3 }).find((o) => o.name === 'recorder dropped')).toMatchObject({ met: false, withinCi: false });
+    // Not run: no figure is asked of it.
+    expect(checkResults(results(), ALL, PEERS).some((o) => o.name.startsWith('recorder'))).toBe(false);
+  });
+
   it('skips scenarios and peers that were not run', () => {
     const out = checkResults(results(), ['cycle', 'fanout'], ['bridge']);
     expect(out.map((o) => o.name)).toEqual(['fanout p99 ms', 'fanout lost', 'fanout out of order', 'fanout closed', 'cycle vs JSON.parse']);

@@ -18,6 +18,7 @@ import {
   kstDate,
   secsOfTime,
 } from '../../src/demo/format.js';
+import { choiceProblem, dayLabel, inputOfTime, kstEpoch, timeOfInput } from '../../src/demo/replay.js';
 import { rankMatches, type SymbolMatch } from '../../src/demo/search.js';
 import { budgetSummary } from '../../src/demo/status.js';
 import { Watchlist } from '../../src/demo/watchlist.js';
@@ -256,5 +257,33 @@ describe('marketMarker', () => {
     expect(marketMarker([{ state: 'closed', opensAt: mon }, { state: 'live' }])).toBeUndefined();
     expect(marketMarker([])).toBeUndefined();
     expect(marketMarker([{ state: 'closed' }])).toBe('Closed');
+  });
+});
+
+describe('the replay control', () => {
+  const day = { date: '20261124', from: '090000', to: '153001', feeds: [{ feed: 'price.kospi' }, { feed: 'book.kospi' }] };
+
+  it('reads and writes the time inputs as HHMMSS', () => {
+    expect(timeOfInput('10:01:23')).toBe('100123');
+    expect(timeOfInput('10:01')).toBe('100100');
+    expect(timeOfInput('24:00:00')).toBeUndefined();
+    expect(timeOfInput('')).toBeUndefined();
+    expect(inputOfTime('100123')).toBe('10:01:23');
+  });
+
+  it('labels a recorded day, and says why a window cannot be replayed', () => {
+    expect(dayLabel(day)).toBe('2026-11-24 · 09:00:00–15:30:01 · 2 feeds');
+    expect(choiceProblem(undefined, '090000', '100000')).toBe('pick a recorded day');
+    expect(choiceProblem(day, undefined, '100000')).toBe('times are HH:MM:SS');
+    expect(choiceProblem(day, '100000', '100000')).toBe('the start must be before the end');
+    expect(choiceProblem(day, '153001', '160000')).toBe('the recording of 2026-11-24 runs from 09:00:00 to 15:30:01');
+    expect(choiceProblem(day, '080000', '090000')).toBe('the recording of 2026-11-24 runs from 09:00:00 to 15:30:01');
+    expect(choiceProblem(day, '080000', '090001')).toBeUndefined();
+    expect(choiceProblem(day, '153000', '235959')).toBeUndefined();
+  });
+
+  it('places a KST time of a day on the epoch', () => {
+    expect(kstEpoch('20261124', '100000')).toBe(Date.parse('2026-11-24T10:00:00+09:00'));
+    expect(kstEpoch('20261124', '000000')).toBe(Date.parse('2026-11-23T15:00:00Z'));
   });
 });

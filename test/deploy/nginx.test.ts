@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { startBridge, type TestBridge } from '../bridge/helpers.js';
+import { Client } from '../gateway/harness.js';
+import { DAY, record } from '../recorder/helpers.js';
 
 /**
  * deploy/nginx.conf run by a real nginx (Debian's, installed by .ci/run) in
  * front of a real bridge: the public reaches exactly the routes
- * docs/OPERATIONS.md §1 lists as public, and nothing else.
+ * docs/OPERATIONS.md §1 lists as public (a replay of a recorded day
+ * included), and nothing else.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,7 +47,10 @@ describe('deploy/nginx.conf in front of a bridge', () => {
   let log = '';
 
   beforeAll(async () => {
-    tb = await startBridge({ TRUST_PROXY: true });
+    // A recorded day on disk, so replays and exports have something to serve.
+    const data = mkdtempSync(join(tmpdir(), 'krx-nginx-data-'));
+    await record(join(data, 'recordings'), 10);
+    tb = await startBridge({ TRUST_PROXY: true, RECORD: 'on', DATA_DIR: data, RECORD_DAYS: 3650 });
     const bridgePort = new URL(tb.url).port;
     const port = await freePort();
     dir = mkdtempSync(join(tmpdir(), 'krx-nginx-'));
@@ -78,7 +84,7 @@ describe('deploy/nginx.conf in front of a bridge', () => {
   });
 
   it('OPERATIONS.md names the public routes', () => {
-    expect(publicRoutes().sort()).toEqual(['/', '/api/v2/…', '/status', '/symbols', '/ws'].sort());
+    expect(publicRoutes().sort()).toEqual(['/', '/api/v2/…', '/recordings', '/status', '/symbols', '/ws', '/ws/replay'].sort());
   });
 
   it('passes the page, its assets, /api, /symbols and /status, and upgrades /ws', async () => {
@@ -96,8 +102,22 @@ describe('deploy/nginx.conf in front of a bridge', () => {
     ws.close();
   });
 
+  it('passes /recordings and its exports, and upgrades /ws/replay to a replay that plays to its end', async () => {
+    const list = await request(`${base}/recordings`);
+    expect(list.statusCode).toBe(200);
+    expect(((await list.body.json()) as { days: { date: string }[] }).days.map((d) => d.date)).toContain(DAY);
+    const csv = await request(`${base}/recordings/${DAY}/quote.kospi?codes=100000&format=csv`);
+    expect(csv.statusCode).toBe(200);
+    expect((await csv.body.text()).trim().split('\n')).toHaveLength(11);
+    const replay = await Client.connect(`${base.replace('http', 'ws')}/ws/replay?date=${DAY}&from=100000&to=100010&speed=max`);
+    expect(replay.of('welcome')[0]!.replay).toEqual({ date: DAY, from: '100000', to: '100010', speed: 'max' });
+    replay.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(await replay.closedWith(10_000)).toEqual({ code: 1000, reason: 'replay ended' });
+    expect(replay.of('patch').map((m) => m.seq)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
   it('answers 404 for everything else, whatever the bridge would say', async () => {
-    for (const path of ['/metrics', '/healthz', '/readyz', '/app.js.map', '/wsx', '/statusx', '/secret', '/ws/replay']) {
+    for (const path of ['/metrics', '/healthz', '/readyz', '/app.js.map', '/wsx', '/statusx', '/secret', '/ws/replayx', '/recordingsx']) {
       const r = await request(`${base}${path}`);
       await r.body.dump();
       expect(r.statusCode, path).toBe(404);

@@ -26,19 +26,19 @@ describe('docs/PROTOCOL.md', () => {
     expect([...types].sort()).toEqual([...all].sort());
   });
 
-  it('example checksums are the CRC-32 of the canonical row after each change', () => {
-    const snap = blocks.find((b) => (b as { type?: string }).type === 'snapshot') as { data: Record<string, unknown>; crc: number };
-    expect(rowChecksum(snap.data)).toBe(snap.crc);
-    let row = { ...snap.data };
-    const patches = blocks
-      .flatMap((b) => (Array.isArray(b) ? b : [b]))
-      .filter((b) => (b as { type?: string; topic?: string }).type === 'patch' && (b as { topic: string }).topic === 'quote.kospi.005930') as {
-      ops: { path: string; value: unknown }[];
-      crc: number;
-    }[];
-    for (const p of patches) {
-      for (const op of p.ops) row = { ...row, [op.path.slice(1)]: op.value };
-      expect(rowChecksum(row)).toBe(p.crc);
+  it('example checksums are the CRC-32 of the canonical row after each change (every topic with a snapshot shown)', () => {
+    const msgs = blocks.flatMap((b) => (Array.isArray(b) ? b : [b])) as { type?: string; topic?: string; data?: Record<string, unknown>; ops?: { path: string; value: unknown }[]; crc?: number }[];
+    const topics = [...new Set(msgs.filter((m) => m.type === 'snapshot').map((m) => m.topic!))];
+    expect(topics).toEqual(expect.arrayContaining(['quote.kospi.005930', 'price.kospi.000660']));
+    for (const topic of topics) {
+      const snap = msgs.find((m) => m.type === 'snapshot' && m.topic === topic)!;
+      expect(rowChecksum(snap.data!), topic).toBe(snap.crc);
+      let row = { ...snap.data! };
+      const patches = msgs.filter((m) => m.type === 'patch' && m.topic === topic);
+      for (const p of patches) {
+        for (const op of p.ops!) row = { ...row, [op.path.slice(1)]: op.value };
+        expect(rowChecksum(row), `${topic} patch`).toBe(p.crc);
+      }
     }
   });
 

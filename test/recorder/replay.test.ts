@@ -8,7 +8,7 @@ import { applyOps } from '../../src/protocol/patch.js';
 import type { PatchMsg, ServerMsg, SnapshotMsg } from '../../src/protocol/messages.js';
 import type { Row } from '../../src/protocol/row.js';
 import { startCli, type CliBridge } from '../bridge/cli.js';
-import { TestClient, sleep, until } from '../bridge/helpers.js';
+import { TestClient, until } from '../bridge/helpers.js';
 
 /**
  * Record a live session against the simulator, kill the bridge (SIGKILL),
@@ -110,8 +110,13 @@ describe('record, crash, replay', () => {
     }
 
     // Browse and export.
-    const list = (await (await request(`${b.url}/recordings`)).body.json()) as { days: { date: string; feeds: string[]; bytes: number }[] };
-    expect(list.days.find((x) => x.date === d.date)).toMatchObject({ feeds: expect.arrayContaining(['quote.kospi']) });
+    const list = (await (await request(`${b.url}/recordings`)).body.json()) as { days: { date: string; feeds: { feed: string }[]; bytes: number }[] };
+    const day = list.days.find((x) => x.date === d.date)!;
+    expect(day.feeds).toEqual(expect.arrayContaining([expect.objectContaining({ feed: 'quote.kospi' })]));
+    // The recording covers the window, as the listing says.
+    const quote = day.feeds.find((f) => f.feed === 'quote.kospi') as unknown as { from: string; to: string; changes: number };
+    expect(quote.from <= d.time && quote.to >= kst(to).time).toBe(true);
+    expect(quote.changes).toBeGreaterThan(livePatches.length);
     const nd = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}`)).body.text();
     const lines = nd.trim().split('\n').map((l) => JSON.parse(l) as PatchMsg);
     expect(lines.map(key)).toEqual(livePatches.filter((p) => p.topic === 'quote.kospi.005930'));
@@ -122,6 +127,5 @@ describe('record, crash, replay', () => {
     const status = (await (await request(`${b.url}/status`)).body.json()) as { recorder: { diskBytes: number; dropped: number } };
     expect(status.recorder.diskBytes).toBeGreaterThan(1000);
     expect(status.recorder.dropped).toBe(0);
-    void sleep;
   }, 90_000);
 });

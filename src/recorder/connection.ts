@@ -1,0 +1,288 @@
+import type { RawData, WebSocket } from 'ws';
+import type { Logger } from '../log.js';
+import type { Channel, Limits, Market } from '../protocol/constants.js';
+import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
+import type { SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
+import { errorFrame, wireError, type RequestId, type WireError } from '../gateway/errors.js';
+import { TokenBucket, WindowCounter, messageBucket } from '../gateway/limits.js';
+import { parseClientFrame, resolveTarget, wildcardTopic, type Target } from '../gateway/requests.js';
+import type { SlowPolicy } from '../gateway/slow.js';
+import { welcomeFrame } from '../gateway/welcome.js';
+import { ReplayOutbox } from './outbox.js';
+import { ReplayState } from './state.js';
+import { kstMs, type RecordLine } from './format.js';
+import { readDay, type Damage } from './reader.js';
+import type { ReplayQuery } from './query.js';
+
+/**
+ * One replay connection: reads the recording from the segment `from` falls
+ * in (the state then), and plays it to its subscriptions at the replay's
+ * speed. Limits are those of a live connection with the same token: topics
+ * and wildcards per connection, the message rate (a flood closes 1008), and
+ * the slow-consumer policy (outbox.ts); at speed `max` the replay instead
+ * goes as fast as the client reads, and one that reads nothing for
+ * `maxBehindMs` is closed with 4008. See docs/REPLAY.md.
+ */
+
+/** What a replay connection needs of its server. */
+export interface ConnectionOptions {
+  /** The recordings directory. */
+  readonly dir: string;
+  readonly logger: Logger;
+  readonly heartbeatMs: number;
+  /** `krx-bridge/<version>`. */
+  readonly server: string;
+  /** The slow-consumer thresholds of live connections. */
+  readonly slow: SlowPolicy;
+  /** Close with 1008 past this many times the message rate within one second (as live). */
+  readonly floodFactor: number;
+  readonly onDamage?: (d: Damage) => void;
+  /** A close the server made, by code. */
+  readonly onClose?: (code: number) => void;
+  /** A slow-consumer step (krx_slow_consumer_total). */
+  readonly onSlow?: (step: 'conflate' | 'resnapshot' | 'close') => void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One replay connection. */
+export class ReplayConnection {
+  private readonly state = new ReplayState();
+  private readonly outbox: ReplayOutbox;
+  private readonly inbound: TokenBucket;
+  private readonly flood: WindowCounter;
+  private readonly violations: WindowCounter;
+  private readonly ready: Promise<void>;
+  private markReady!: () => void;
+  private readonly subscribed: Promise<void>;
+  private markSubscribed!: () => void;
+  private ended = false;
+  private lastSeen = Date.now();
+  private readonly beat: NodeJS.Timeout;
+
+  /** Plays `q` to `ws` (call `run`), within `limits`. */
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly q: ReplayQuery,
+    private readonly limits: Limits,
+    private readonly opts: ConnectionOptions,
+    onGone: () => void,
+  ) {
+    this.state.clock = kstMs(q.date, q.from);
+    this.ready = new Promise((r) => (this.markReady = r));
+    this.subscribed = new Promise((r) => (this.markSubscribed = r));
+    const now = Date.now();
+    this.inbound = messageBucket(limits.maxMessagesPerSecond, now);
+    this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * opts.floodFactor), 1000);
+    this.violations = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * 5), 10_000);
+    this.outbox = new ReplayOutbox(ws, opts.slow, q.speed === 'max', {
+      now: Date.now,
+      snapshots: (topics) => this.state.snapshots(topics),
+      closeSlow: () => {
+        opts.onSlow?.('close');
+        this.stop('slowConsumer');
+      },
+      step: (step) => step !== 'drain' && opts.onSlow?.(step),
+    });
+    ws.on('message', (data, isBinary) => void this.onMessage(data, isBinary));
+    ws.on('pong', () => (this.lastSeen = Date.now()));
+    ws.on('close', () => {
+      this.ended = true;
+      this.outbox.stop();
+      this.markSubscribed();
+      clearInterval(this.beat);
+      onGone();
+    });
+    ws.on('error', () => undefined);
+    this.beat = setInterval(() => {
+      if (Date.now() - this.lastSeen > 2 * opts.heartbeatMs) this.ws.terminate();
+      else this.ws.ping();
+    }, opts.heartbeatMs);
+    this.beat.unref();
+    this.outbox.send(welcomeFrame(opts.server, `replay-${q.date}`, opts.heartbeatMs, limits, Date.now(), { date: q.date, from: q.from, to: q.to, speed: q.speed }));
+  }
+
+  /** Ends the replay with a server close code. */
+  stop(name: CloseName, reason?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.outbox.stop();
+    const c = CLOSE_CODES[name];
+    this.opts.onClose?.(c.code);
+    this.ws.close(c.code, reason ?? c.reason);
+  }
+
+  /** Reads the recording up to `from` (the state then), then plays it until `to` or its end. */
+  async run(): Promise<void> {
+    try {
+      await this.play();
+      this.markReady();
+      this.outbox.flush();
+      await this.finish();
+    } catch (err) {
+      this.opts.logger.error({ err: (err as Error).message }, 'replay failed');
+      this.markReady();
+      this.stop('internal');
+    }
+  }
+
+  private async play(): Promise<void> {
+    const from = kstMs(this.q.date, this.q.from);
+    const to = kstMs(this.q.date, this.q.to);
+    const st = this.state;
+    let playing = false;
+    let wallStart = 0;
+    let moment = -1;
+    // The first moment after a keyframe: the keyframe holds its changes already (they triggered it).
+    let keyMoment: number | undefined;
+    for await (const line of readDay(this.opts.dir, this.q.date, this.q.from, this.opts.onDamage)) {
+      if (this.ended) return;
+      if (line.k === 'K') keyMoment = undefined;
+      if (line.k === 'r' && st.keyframe(line, playing) && st.receives(line.topic)) this.outbox.update(line.topic, st.snapshotOf(line.topic)!);
+      if (line.k === 'S') st.statuses.set(line.feed, line.f);
+      if (line.k !== 'c' && line.k !== 's') continue;
+      if (line.t >= to) {
+        this.settle();
+        st.clock = to;
+        return;
+      }
+      if (st.keyframePending && keyMoment !== undefined && line.t !== keyMoment) this.settle();
+      keyMoment ??= line.t;
+      if (!playing && line.t >= from) {
+        playing = true;
+        this.markReady();
+        // The replay clock starts with the client's first subscribe: nothing plays to nobody.
+        await this.subscribed;
+        if (this.ended) return;
+        wallStart = Date.now();
+      }
+      if (playing && line.t !== moment) {
+        // The changes of one recorded moment go out together, as live clients got them in one tick.
+        this.outbox.flush();
+        await this.pace(wallStart, from, line.t);
+        if (this.ended) return;
+        moment = line.t;
+        st.clock = line.t;
+      }
+      this.playLine(line, playing);
+    }
+    this.settle();
+    // The recording ends before `to`: the replay ends with it.
+    st.clock = Math.max(st.clock, Math.min(to, Date.now()));
+  }
+
+  /** Applies a recorded change or status, and sends it to the subscribers once playing. */
+  private playLine(line: Extract<RecordLine, { k: 'c' | 's' }>, playing: boolean): void {
+    const st = this.state;
+    if (line.k === 'c') {
+      // A change the state holds already (in a keyframe), or past a gap (damage), is not played.
+      if (st.apply(line.topic, line.seq, line.f) && playing && st.receives(line.topic)) this.outbox.update(line.topic, line.f);
+      return;
+    }
+    st.statuses.set(line.feed, line.f);
+    if (playing && st.wantsFeed(line.feed)) this.outbox.send(line.f);
+  }
+
+  /** A keyframe read while playing that differs from what its changes made (a restart, or a damaged stretch skipped): its topics' snapshots. */
+  private settle(): void {
+    for (const topic of this.state.settleKeyframe()) if (this.state.receives(topic)) this.outbox.update(topic, this.state.snapshotOf(topic)!);
+  }
+
+  /** Waits until the recorded moment `t` is due at the replay's speed; at `max`, until the client has read what it was sent. */
+  private async pace(wallStart: number, from: number, t: number): Promise<void> {
+    if (this.q.speed !== 'max') {
+      const wait = wallStart + (t - from) / this.q.speed - Date.now();
+      if (wait > 0) await sleep(wait);
+      return;
+    }
+    const since = Date.now();
+    while (!this.ended && this.ws.bufferedAmount > this.opts.slow.conflateBytes) {
+      if (Date.now() - since > this.opts.slow.maxBehindMs) {
+        this.opts.onSlow?.('close');
+        return this.stop('slowConsumer');
+      }
+      await sleep(20);
+    }
+  }
+
+  /** Every subscribed feed gets `status` `closed` (`replay ended`); once the client has read it, close 1000. */
+  private async finish(): Promise<void> {
+    // A client behind catches up first (its fresh snapshots), or is closed by the policy: the end comes last.
+    while (!this.ended && this.outbox.behind) await sleep(20);
+    for (const feed of this.state.subscribedFeeds()) {
+      const [channel, market] = feed.split('.') as [Channel, Market];
+      this.outbox.send(JSON.stringify({ type: 'status', market, channel, state: 'closed', intervalMs: 0, reason: 'replay ended', ts: this.state.clock }));
+    }
+    const since = Date.now();
+    while (!this.ended && this.ws.bufferedAmount > 0 && Date.now() - since < this.opts.slow.maxBehindMs) await sleep(10);
+    this.stop('normal', 'replay ended');
+  }
+
+  private async onMessage(data: RawData, isBinary: boolean): Promise<void> {
+    const now = Date.now();
+    this.lastSeen = now;
+    if (this.ended) return;
+    // The inbound limits of live connections (src/gateway/inbound.ts): a flood closes 1008, a faster sender is refused.
+    if (this.flood.hit(now)) return this.stop('policy');
+    if (!this.inbound.take(now)) {
+      if (this.violations.hit(now)) return this.stop('policy');
+      return this.error(wireError('rate_limited', `at most ${this.limits.maxMessagesPerSecond} messages per second`));
+    }
+    if (isBinary) return this.error(wireError('bad_request', 'binary frames are not accepted; send JSON text'));
+    // Answers wait for the state at `from`: a subscribe gets the snapshots as they stood then.
+    await this.ready;
+    if (this.ended) return;
+    const parsed = parseClientFrame(String(data));
+    if (!parsed.ok) return this.error(parsed.error, parsed.id);
+    const m = parsed.msg;
+    const st = this.state;
+    if (m.op === 'ping') return this.outbox.send(JSON.stringify({ type: 'pong', id: m.id, ts: st.clock }));
+    if (m.op === 'get') return this.error(wireError('bad_request', 'lookups are not available in a replay'), m.id);
+    if (m.op === 'resync') {
+      const snap = st.receives(m.topic) ? st.snapshotOf(m.topic) : undefined;
+      return snap ? this.outbox.send(snap) : this.error(wireError('not_subscribed', 'the topic is not subscribed on this connection', m.topic), m.id);
+    }
+    if (m.op === 'unsubscribe') return this.unsubscribe(m);
+    this.subscribe(m);
+  }
+
+  private unsubscribe(m: UnsubscribeMsg): void {
+    const r = resolveTarget(m, () => true);
+    if (!r.ok) return this.error(r.error, m.id);
+    this.outbox.send(JSON.stringify({ type: 'unsubscribed', id: m.id, topics: this.state.remove(r.value) }));
+  }
+
+  /** Answers `subscribed`, then each topic's snapshot at the replay clock, then the feed's status as recorded. */
+  private subscribe(m: SubscribeMsg): void {
+    if (m.codes.length > this.limits.maxTopics && new Set(m.codes).size > this.limits.maxTopics) {
+      return this.error(wireError('too_many_topics', `at most ${this.limits.maxTopics} topics per connection`), m.id);
+    }
+    // Any code the recording may hold: the recording is the listing.
+    const r = resolveTarget(m, () => true);
+    if (!r.ok) return this.error(r.error, m.id);
+    const t = r.value;
+    const over = this.overLimit(t);
+    if (over) return this.error(over, m.id);
+    const frames = [JSON.stringify({ type: 'subscribed', id: m.id, topics: t.wildcard ? [wildcardTopic(t.feed)] : t.topics })];
+    frames.push(...this.state.add(t));
+    const status = this.state.statuses.get(t.feed);
+    if (status) frames.push(status);
+    this.outbox.send(frames.length === 1 ? frames[0]! : `[${frames.join(',')}]`);
+    this.markSubscribed();
+  }
+
+  private overLimit(t: Target): WireError | undefined {
+    const st = this.state;
+    if (t.wildcard) {
+      return !st.wildcards.has(t.feed) && st.wildcards.size >= this.limits.maxWildcards
+        ? wireError('too_many_topics', `at most ${this.limits.maxWildcards} wildcard subscriptions per connection`)
+        : undefined;
+    }
+    const added = t.topics.filter((topic) => !st.topics.has(topic)).length;
+    return st.topics.size + added > this.limits.maxTopics ? wireError('too_many_topics', `at most ${this.limits.maxTopics} topics per connection`) : undefined;
+  }
+
+  private error(err: WireError, id?: RequestId): void {
+    this.outbox.send(errorFrame(err, id));
+  }
+}

@@ -1,0 +1,137 @@
+import type { WebSocket } from 'ws';
+import { Mode, overCap, slowAction, type SlowPolicy } from '../gateway/slow.js';
+
+/**
+ * The outbound side of a replay connection, under the slow-consumer policy
+ * of live connections (src/gateway/slow.ts, the same thresholds): the
+ * recorded changes of one recorded moment go out as one frame; a client
+ * whose socket holds more than `conflateBytes` is conflated (each changed
+ * topic marked dirty), past `resnapshotBytes` owed a full resnapshot, and
+ * past `closeBytes` or `maxBehindMs` closed with 4008; once its socket has
+ * drained it gets fresh snapshots at the replay clock and is live again.
+ * See docs/REPLAY.md and docs/PROTOCOL.md §Slow consumers.
+ */
+
+/** What the outbox needs of its connection. */
+export interface OutboxHost {
+  now(): number;
+  /** Snapshot frames, at the replay clock, of `topics` still subscribed, or of every subscribed topic when undefined. */
+  snapshots(topics: Iterable<string> | undefined): string[];
+  /** Closes the connection: 4008, too far behind. */
+  closeSlow(): void;
+  /** A slow-consumer step was taken (for krx_slow_consumer_total). */
+  step(step: 'conflate' | 'resnapshot' | 'drain'): void;
+}
+
+/** How often a connection that is behind is checked for having drained, ms (as the gateway's `slowCheckMs`). */
+const CHECK_MS = 100;
+
+/** The outbound frames of one replay connection. */
+export class ReplayOutbox {
+  private pending: string[] = [];
+  private mode: Mode = Mode.Live;
+  private dirty: Set<string> | undefined;
+  private skipped = 0;
+  private behindSince = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  /**
+   * An outbox writing to `ws` under `policy`. `paced`: the replay waits for
+   * the client to read (speed `max`), so nothing is conflated; only the
+   * close threshold applies.
+   */
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly policy: SlowPolicy,
+    private readonly paced: boolean,
+    private readonly host: OutboxHost,
+  ) {}
+
+  /** Whether the connection is behind (conflating or owed a resnapshot). */
+  get behind(): boolean {
+    return this.mode !== Mode.Live;
+  }
+
+  /** Queues a recorded change of `topic` for the next `flush`; when behind, marks the topic instead. */
+  update(topic: string, frame: string): void {
+    if (this.mode === Mode.Live) {
+      this.pending.push(frame);
+      return;
+    }
+    if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
+    this.skipped += Buffer.byteLength(frame);
+  }
+
+  /** Writes the queued changes as one frame (one message, or a JSON array of them), then applies the policy. */
+  flush(): void {
+    const list = this.pending;
+    if (list.length === 0) return;
+    this.pending = [];
+    if (this.write(list.length === 1 ? list[0]! : `[${list.join(',')}]`)) this.check();
+  }
+
+  /** Writes a frame now, whatever the mode (answers, statuses): queued changes go first, and it counts toward the lag. */
+  send(frame: string): void {
+    this.flush();
+    if (this.write(frame)) this.check();
+  }
+
+  /** Applies the slow-consumer policy until it asks for nothing more. */
+  check(): void {
+    for (let step = 0; step < 4 && !this.closed; step++) {
+      const now = this.host.now();
+      const act = slowAction(this.mode, this.ws.bufferedAmount, this.skipped, this.mode === Mode.Live ? 0 : now - this.behindSince, this.policy);
+      if (act === 'none') return;
+      if (act === 'close') return this.close();
+      if (act === 'conflate' && this.paced) return;
+      if (act === 'conflate') {
+        this.mode = Mode.Conflating;
+        this.behindSince = now;
+        // Nothing else may come to check it while it is behind (a quiet stretch of the recording): a timer does.
+        this.timer ??= setInterval(() => this.check(), CHECK_MS);
+        this.host.step('conflate');
+      } else if (act === 'resnapshot') {
+        this.mode = Mode.Resnapshot;
+        this.dirty = undefined;
+        this.host.step('resnapshot');
+      } else this.drain();
+    }
+  }
+
+  /** Stops the outbox (the connection is closing): nothing more is written. */
+  stop(): void {
+    this.closed = true;
+    this.pending = [];
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private drain(): void {
+    const topics = this.mode === Mode.Resnapshot ? undefined : [...(this.dirty ?? [])];
+    this.mode = Mode.Live;
+    this.dirty = undefined;
+    this.skipped = 0;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.host.step('drain');
+    const frames = this.host.snapshots(topics);
+    if (frames.length > 0) this.write(frames.length === 1 ? frames[0]! : `[${frames.join(',')}]`);
+  }
+
+  private close(): void {
+    this.stop();
+    this.host.closeSlow();
+  }
+
+  /** Writes a payload if the socket is open; false when not, or when it would pass `closeBytes` (then it closes, 4008). */
+  private write(payload: string): boolean {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return false;
+    if (overCap(this.ws.bufferedAmount, this.skipped, Buffer.byteLength(payload), this.policy)) {
+      this.close();
+      return false;
+    }
+    this.ws.send(payload);
+    return true;
+  }
+}

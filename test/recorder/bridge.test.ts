@@ -1,0 +1,126 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { Client } from '../gateway/harness.js';
+import { startBridge, type TestBridge } from '../bridge/helpers.js';
+import { DAY, record } from './helpers.js';
+
+/**
+ * The recordings as a bridge serves them: nothing at all with RECORD=off,
+ * `/recordings` with each day's and feed's time range and size read from
+ * the data (a compressed day too), and a damaged recording replayed
+ * through `/ws/replay` up to its damage and on from the next segment, with
+ * the damage counted in /metrics.
+ */
+
+let tb: TestBridge | undefined;
+afterEach(async () => {
+  await tb?.bridge.stop();
+  tb = undefined;
+});
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'krx-rb-'));
+
+/** The status and body of a refused upgrade. */
+function refused(target: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(target);
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('open', () => resolve({ status: 101, body: '' }));
+    ws.on('error', () => undefined);
+  });
+}
+
+describe('RECORD=off', () => {
+  it('records nothing and serves no replay and no recordings: 404 recording_off', async () => {
+    const data = tmp();
+    await record(join(data, 'recordings'), 5); // a recording from before, still on disk
+    tb = await startBridge({ RECORD: 'off', DATA_DIR: data });
+    expect(tb.bridge.recorder).toBeUndefined();
+    const ws = await refused(`${tb.wsUrl}/replay?date=${DAY}&from=100000&to=100005`);
+    expect(ws.status).toBe(404);
+    expect(JSON.parse(ws.body).error).toMatchObject({ code: 'recording_off' });
+    for (const path of ['/recordings', `/recordings/${DAY}/quote.kospi`]) {
+      const res = await fetch(`${tb.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code, path).toBe('recording_off');
+    }
+    // Another path under /ws is still not an endpoint at all.
+    expect(JSON.parse((await refused(`${tb.wsUrl}/replayx`)).body).error.code).toBe('not_found');
+  });
+});
+
+describe('GET /recordings', () => {
+  it('lists each day and feed with its time range and size, from the data, also once the day is compressed', async () => {
+    const data = tmp();
+    const dir = join(data, 'recordings');
+    await record(dir, 20); // quote.kospi 10:00:00–10:00:19
+    await record(dir, 11, { feed: ['book', 'kospi'], first: 30 }); // book.kospi 10:00:30–10:00:40
+    // A bridge of another day: the past day is compressed as it starts.
+    tb = await startBridge({ RECORD: 'on', DATA_DIR: data, RECORD_DAYS: 3650 });
+    await tb.bridge.recorder!.settled();
+    expect(readdirSync(join(dir, DAY)).sort()).toEqual(['seg-100000.ndjson.gz', 'seg-100000.summary.json']);
+    // The files' times say nothing of the data.
+    for (const f of readdirSync(join(dir, DAY))) utimesSync(join(dir, DAY, f), new Date(), new Date());
+    const expected = {
+      date: DAY,
+      from: '100000',
+      to: '100041',
+      segments: 1,
+      bytes: statSync(join(dir, DAY, 'seg-100000.ndjson.gz')).size,
+      compressed: true,
+      feeds: [
+        { feed: 'book.kospi', from: '100030', to: '100041', changes: 33, bytes: expect.any(Number) },
+        { feed: 'quote.kospi', from: '100000', to: '100020', changes: 60, bytes: expect.any(Number) },
+      ],
+    };
+    const list = async () => ((await (await fetch(`${tb!.url}/recordings`)).json()) as { days: { date: string }[] }).days.find((d) => d.date === DAY);
+    expect(await list()).toEqual(expected);
+    // Without its summary (a process killed before writing it), the day is read from the compressed data: the same.
+    rmSync(join(dir, DAY, 'seg-100000.summary.json'));
+    expect(await list()).toEqual(expected);
+    // A window of the feed outside its recording is not recorded.
+    const outside = await fetch(`${tb.url}/recordings/${DAY}/book.kospi?from=100000&to=100030`);
+    expect(outside.status).toBe(404);
+    expect(((await outside.json()) as { error: { code: string } }).error.code).toBe('not_recorded');
+    expect((await fetch(`${tb.url}/recordings/${DAY}/book.kospi?from=100000&to=100031`)).status).toBe(200);
+  });
+});
+
+describe('a damaged recording', () => {
+  it('replays up to the damage, goes on from the next segment, and counts the damage', async () => {
+    const data = tmp();
+    const dir = join(data, 'recordings');
+    await record(dir, 30, { segmentMs: 10_000 }); // segments 10:00:00, 10:00:10, 10:00:20
+    const first = join(dir, DAY, 'seg-100000.ndjson');
+    // A torn last line, as a crash in the middle of a write leaves it (in the change of 10:00:09, seq 10), and no summary.
+    const text = readFileSync(first, 'utf8');
+    truncateSync(first, Buffer.byteLength(text.slice(0, text.indexOf('"topic":"quote.kospi.100000","seq":10'))));
+    rmSync(join(dir, DAY, 'seg-100000.summary.json'));
+    tb = await startBridge({ RECORD: 'on', DATA_DIR: data, RECORD_DAYS: 3650 });
+    await tb.bridge.recorder!.settled();
+    expect(existsSync(`${first}.gz`)).toBe(true);
+    const c = await Client.connect(`${tb.wsUrl}/replay?date=${DAY}&from=100000&to=100030&speed=max`);
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(await c.closedWith(10_000)).toEqual({ code: 1000, reason: 'replay ended' });
+    const seqs = c.msgs.filter((m) => m.topic === 'quote.kospi.100000').map((m) => `${m.type === 'snapshot' ? 's' : 'p'}${m.seq}`);
+    // The good part of the first segment, then, for what was lost, the next segment's keyframe (it opened with the change
+    // of 10:00:10, seq 11), and on.
+    expect(seqs).toEqual(['s1', ...range(2, 9).map((n) => `p${n}`), 's11', ...range(12, 30).map((n) => `p${n}`)]);
+    const metrics = await (await fetch(`${tb.url}/metrics`)).text();
+    expect(metrics).toMatch(/^krx_recorder_damage_total 1$/m);
+    // The listing reads the good part too.
+    const day = ((await (await fetch(`${tb.url}/recordings`)).json()) as { days: { date: string; from: string; to: string }[] }).days.find((d) => d.date === DAY);
+    expect(day).toMatchObject({ from: '100000', to: '100030' });
+  });
+});
+
+function range(a: number, b: number): number[] {
+  return Array.from({ length: b - a + 1 }, (_, i) => a + i);
+}

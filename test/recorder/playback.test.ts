@@ -1,0 +1,224 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { Authenticator } from '../../src/gateway/auth.js';
+import { applyOps } from '../../src/protocol/patch.js';
+import type { Row } from '../../src/protocol/row.js';
+import { readDay } from '../../src/recorder/reader.js';
+import { Client, type Msg } from '../gateway/harness.js';
+import { rawClient } from '../reliability/helpers.js';
+import { DAY, T0, record, replayHarness } from './helpers.js';
+
+/**
+ * Replays of recordings made in the test process, through a gateway: speed
+ * max, windows past the end of the recording, recorded statuses, a
+ * subscribe in the middle of a replay, and the limits of live connections
+ * (topics, message rate, slow consumers).
+ */
+
+type H = Awaited<ReturnType<typeof replayHarness>>;
+let h: H | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'krx-p-'));
+const url = (hh: H, q: string) => `${hh.url}/replay?date=${DAY}&${q}`;
+
+/** The status and JSON body of a refused upgrade (101 when it was accepted). */
+function upgrade(target: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(target);
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('open', () => {
+      ws.close();
+      resolve({ status: 101, body: '' });
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+/** Each topic's row after a client's messages, applied in order (snapshots replace, patches apply). */
+function rowsOf(msgs: readonly Msg[]): Map<string, Row> {
+  const out = new Map<string, Row>();
+  for (const m of msgs) {
+    if (m.type === 'snapshot') out.set(m.topic, m.data);
+    if (m.type === 'patch' && out.has(m.topic)) out.set(m.topic, applyOps(out.get(m.topic)!, m.ops)!);
+  }
+  return out;
+}
+
+describe('replay windows', () => {
+  it('at speed max: all of it at once, then replay ended and close 1000', async () => {
+    const dir = tmp();
+    await record(dir, 20);
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100005&to=100015&speed=max'));
+    const t0 = performance.now();
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001'] });
+    expect(await c.closedWith(5000)).toEqual({ code: 1000, reason: 'replay ended' });
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(c.of('snapshot').map((m) => m.seq)).toEqual([5, 5]); // the changes of 10:00:00–10:00:04
+    expect(c.of('patch').map((m) => m.seq)).toEqual([6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15]);
+    expect(c.msgs.at(-1)).toMatchObject({ type: 'status', state: 'closed', reason: 'replay ended', ts: T0 + 15_000 });
+  });
+
+  it('a window that starts inside the recording and runs past its end plays to the end, then ends (closed, 1000)', async () => {
+    const dir = tmp();
+    await record(dir, 20);
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100015&to=110000&speed=10'));
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(await c.closedWith(5000)).toEqual({ code: 1000, reason: 'replay ended' });
+    expect(c.of('snapshot').map((m) => m.seq)).toEqual([15]);
+    // The last recorded change is 10:00:19 (seq 20).
+    expect(c.of('patch').map((m) => [m.seq, m.ts])).toEqual([16, 17, 18, 19, 20].map((seq) => [seq, T0 + (seq - 1) * 1000]));
+    const last = c.msgs.at(-1)!;
+    expect(last).toMatchObject({ type: 'status', channel: 'quote', market: 'kospi', state: 'closed', reason: 'replay ended' });
+    expect(last.ts).toBeGreaterThanOrEqual(T0 + 19_000);
+  });
+
+  it('refuses with not_recorded a day with no recording, and a window entirely before or after the recording', async () => {
+    const dir = tmp();
+    await record(dir, 20);
+    h = await replayHarness(dir);
+    const cases: [string, number, string][] = [
+      [`${h.url}/replay?date=20261123&from=090000&to=180000`, 404, 'not_recorded'],
+      [url(h, 'from=100020&to=110000'), 404, 'not_recorded'], // the last change is at 10:00:19
+      [url(h, 'from=090000&to=100000'), 404, 'not_recorded'], // `to` is exclusive; the first change is at 10:00:00
+      [url(h, 'from=100019&to=110000'), 101, ''],
+      [url(h, 'from=090000&to=100001'), 101, ''],
+      [url(h, 'from=100019&to=100000'), 400, 'bad_request'],
+    ];
+    for (const [target, status, code] of cases) {
+      const r = await upgrade(target);
+      expect(r.status, target).toBe(status);
+      if (code) expect(JSON.parse(r.body).error.code, target).toBe(code);
+    }
+  });
+});
+
+describe('what a replay plays', () => {
+  it('plays the recorded statuses, as sent, where they happened', async () => {
+    const dir = tmp();
+    await record(dir, 20, { statuses: { 8: { state: 'stale', reason: 'upstream_unavailable' }, 12: { state: 'live' } } });
+    const recorded: string[] = [];
+    for await (const l of readDay(dir, DAY)) if (l.k === 's') recorded.push(l.f);
+    expect(recorded).toHaveLength(3);
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100005&to=100015&speed=max'));
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    await c.closedWith(5000);
+    const seen = c.msgs.filter((m) => m.type === 'status' || m.type === 'patch').map((m) => (m.type === 'patch' ? m.seq : `${m.state}:${m.ts}`));
+    // The status current at `from` comes with the subscribe; the later ones between the patches they fell between.
+    expect(c.msgs.find((m) => m.type === 'status')).toEqual(JSON.parse(recorded[0]!));
+    expect(seen).toEqual([`live:${T0}`, 6, 7, 8, `stale:${T0 + 8000}`, 9, 10, 11, 12, `live:${T0 + 12_000}`, 13, 14, 15, `closed:${T0 + 15_000}`]);
+    expect(c.of('status').slice(1, 3)).toEqual([JSON.parse(recorded[1]!), JSON.parse(recorded[2]!)]);
+  });
+
+  it('a subscribe later in the replay starts that topic at the replay clock', async () => {
+    const dir = tmp();
+    await record(dir, 30);
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100000&to=100030&speed=10'));
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    await c.until((m) => m.type === 'patch' && m.ts >= T0 + 10_000, 5000);
+    const seenBefore = c.of('patch').at(-1)!;
+    await c.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['100001'] });
+    await c.closedWith(5000);
+    const later = c.msgs.filter((m) => m.topic === 'quote.kospi.100001');
+    const snap = later[0]!;
+    expect(snap.type).toBe('snapshot');
+    // At the replay clock: no earlier than what the first topic had played, and the recorded row of that moment.
+    expect(snap.ts).toBeGreaterThanOrEqual(seenBefore.ts);
+    expect(snap.ts).toBeLessThan(T0 + 25_000);
+    const second = (snap.ts - T0) / 1000;
+    expect(snap.seq).toBe(second + 1);
+    expect(snap.data).toMatchObject({ isuSrtCd: '100001', trdPrc: 1000 + ((second + 1) % 7) * 10 });
+    // Then its patches, none missing, to the end of the window.
+    expect(later.slice(1).map((m) => m.seq)).toEqual(Array.from({ length: 30 - snap.seq }, (_, i) => snap.seq + 1 + i));
+  });
+});
+
+describe('the limits of live connections, on replays', () => {
+  it('topics and wildcards per connection, as the token sets them', async () => {
+    const dir = tmp();
+    await record(dir, 5);
+    const auth = new Authenticator({ tokens: ['plain', { token: 'small', limits: { maxTopics: 2 } }] });
+    h = await replayHarness(dir, {}, { maxTopics: 3, maxWildcards: 1 }, auth);
+    const small = await Client.connect(`${url(h, 'from=100000&to=100005&speed=1')}&token=small`);
+    expect(small.of('welcome')[0]!.limits).toMatchObject({ maxTopics: 2, maxWildcards: 1 });
+    expect(await small.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001', '100002'] })).toMatchObject({ type: 'error', code: 'too_many_topics' });
+    expect(await small.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['100000', '100001'] })).toMatchObject({ type: 'subscribed' });
+    expect(await small.request({ op: 'subscribe', id: 3, channel: 'quote', market: 'kospi', codes: ['100002'] })).toMatchObject({ type: 'error', code: 'too_many_topics' });
+    expect(await small.request({ op: 'subscribe', id: 4, channel: 'quote', market: 'kospi', codes: ['*'] })).toMatchObject({ type: 'subscribed' });
+    expect(await small.request({ op: 'subscribe', id: 5, channel: 'quote', market: 'kosdaq', codes: ['*'] })).toMatchObject({ type: 'error', code: 'too_many_topics' });
+    const plain = await Client.connect(`${url(h, 'from=100000&to=100005&speed=1')}&token=plain`);
+    expect(await plain.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001', '100002'] })).toMatchObject({ type: 'subscribed' });
+    small.close();
+    plain.close();
+  });
+
+  it('the message rate: past it a message is refused (rate_limited); a flood closes the connection (1008)', async () => {
+    const dir = tmp();
+    await record(dir, 5);
+    h = await replayHarness(dir, {}, { maxMessagesPerSecond: 5 });
+    const c = await Client.connect(url(h, 'from=100000&to=100005&speed=1'));
+    for (let i = 0; i < 14; i++) c.send({ op: 'ping', id: i });
+    await c.wait(() => c.msgs.filter((m) => m.type === 'pong' || m.type === 'error').length >= 14, 3000, 'answers');
+    // A burst of twice the rate passes, the rest is refused.
+    expect(c.of('pong').length).toBeGreaterThanOrEqual(10);
+    expect(c.of('error').length).toBeGreaterThan(0);
+    expect(c.of('error').every((e) => e.code === 'rate_limited')).toBe(true);
+    for (let i = 0; i < 40; i++) c.send({ op: 'ping', id: 100 + i });
+    expect(await c.closedWith(3000)).toEqual({ code: 1008, reason: 'message rate limit exceeded' });
+    expect(h.closes).toEqual([1008]);
+  });
+});
+
+describe('slow replay clients', () => {
+  it.each(['max', '1000'])('one that does not read is closed with 4008, as a live one would be (speed %s)', async (speed) => {
+    const dir = tmp();
+    await record(dir, 120, { rows: 200, pad: 600 });
+    const hh = (h = await replayHarness(dir));
+    const slow = await rawClient(url(hh, `from=100000&to=235900&speed=${speed}`));
+    slow.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    // The server gives up on it (its socket then holds the rest unread): 4008, and the connection is gone.
+    await expect.poll(() => hh.closes, { timeout: 20_000 }).toEqual([4008]);
+    await expect.poll(() => hh.replay.size, { timeout: 10_000 }).toBe(0);
+    expect(hh.steps).toContain('close');
+    if (speed !== 'max') expect(hh.steps[0]).toBe('conflate');
+    slow.socket.destroy();
+  }, 30_000);
+
+  it('one that pauses is conflated, then catches up with fresh snapshots at the replay clock, and ends with the recorded state', async () => {
+    const dir = tmp();
+    const { store, drops } = await record(dir, 60, { rows: 200, pad: 600 });
+    expect(drops).toEqual([]);
+    const hh = (h = await replayHarness(dir, { conflateBytes: 64 << 10, resnapshotBytes: 512 << 20, closeBytes: 1024 << 20, maxBehindMs: 20_000 }));
+    const c = await Client.connect(url(hh, 'from=100000&to=235900&speed=1000'));
+    const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.until((m) => m.type === 'subscribed');
+    socket.pause();
+    await expect.poll(() => hh.steps, { timeout: 10_000 }).toContain('conflate');
+    socket.resume();
+    expect(await c.closedWith(20_000)).toEqual({ code: 1000, reason: 'replay ended' });
+    expect(hh.steps).not.toContain('close');
+    // Patches were skipped while it was behind; fresh snapshots replaced them.
+    const initial = 200;
+    expect(c.of('snapshot').length).toBeGreaterThan(initial);
+    expect(c.of('patch').length).toBeLessThan(59 * 200);
+    const final = rowsOf(c.msgs);
+    expect(final.size).toBe(200);
+    for (const e of store.entries('quote', 'kospi')) expect(final.get(e.topic), e.topic).toEqual(e.row);
+    expect(c.msgs.at(-1)).toMatchObject({ type: 'status', state: 'closed', reason: 'replay ended' });
+  }, 40_000);
+});
