@@ -155,7 +155,7 @@ export type ResultMsg = {
 /** `error`: a request failed; the connection stays open. */
 export type ErrorMsg = {
   type: "error";
-  code: "rate_limited" | "bad_request" | "unknown_op" | "invalid_channel" | "invalid_market" | "invalid_code" | "invalid_resource" | "invalid_params" | "not_subscribed" | "too_many_topics" | "upstream_rate_limited" | "upstream_unavailable" | "not_provided_now" | "not_found" | "not_recorded" | "unauthorized" | "internal";
+  code: "rate_limited" | "bad_request" | "unknown_op" | "invalid_channel" | "invalid_market" | "invalid_code" | "invalid_resource" | "invalid_params" | "not_subscribed" | "too_many_topics" | "upstream_rate_limited" | "upstream_unavailable" | "not_provided_now" | "not_found" | "not_recorded" | "recording_off" | "unauthorized" | "internal";
   message: string;
   retryable: boolean;
   id?: string | number | undefined;
