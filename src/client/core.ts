@@ -58,6 +58,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   private readonly statuses = new Map<string, StatusMsg>();
   private readonly waiters = new Set<{ resolve: () => void; reject: (e: KrxError) => void }>();
   private closing: Promise<void> | undefined;
+  /** Why the server refused this replay (the `error` frame before close 4004). */
+  private refused: KrxError | undefined;
   private closeDone: (() => void) | undefined;
   /** Attempts since the last welcome (for `reconnecting`). */
   private attempts = 0;
@@ -285,6 +287,11 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     // Once per connection that was up: a retry that fails is a `reconnecting`, not another disconnect.
     if (wasLive || this.current === 'closed') this.emit('disconnect', code, reason);
     if (this.current === 'closed') return this.closeDone?.();
+    // A replay refused (4004: not recorded, say) is final: what waits fails with the server's reason.
+    if (this.opts.replay !== undefined && code === CLOSE_CODES.replayRefused.code) {
+      this.closing = Promise.resolve();
+      return this.shutdown(this.refused ?? new KrxError('not_recorded', reason || 'replay refused'));
+    }
     // A replay that played to its end (1000) is over: nothing to reconnect to.
     if (this.opts.reconnect === false || (this.opts.replay !== undefined && code === CLOSE_CODES.normal.code)) {
       this.closing = Promise.resolve();
@@ -319,6 +326,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     this.outbox.clear();
     this.stream.disconnected();
     this.requests.rejectAll(() => error);
+    for (const w of [...this.waiters]) w.reject(error);
     this.setState('closed');
   }
 
@@ -464,6 +472,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     });
     const req = this.requests.take(msg.id);
     if (req !== undefined) return req.reject(err);
+    if (this.opts.replay !== undefined && msg.id === undefined && !this.live) this.refused = err;
     if (!this.stream.resyncError(msg, err)) this.emitError(err);
   }
 }

@@ -7,7 +7,7 @@ import type { Limits } from '../protocol/constants.js';
 import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
 import type { StateStore } from '../state/store.js';
 import type { AuthGranted } from './auth.js';
-import { closeCodeOfWsError, errorFrame, type RequestId, type WireError } from './errors.js';
+import { closeCodeOfWsError, errorFrame, wireError, type RequestId, type WireError } from './errors.js';
 import { Fanout } from './fanout.js';
 import { releaseDemand, type HandlerContext } from './handlers.js';
 import { handleInbound, type InboundDeps } from './inbound.js';
@@ -203,7 +203,7 @@ export class Gateway {
     const path = pathOf(req.url);
     const replayPath = path === `${this.path}/replay`;
     const replay = replayPath ? this.opts.replay : undefined;
-    if (replayPath && replay === undefined) return refuseUpgrade(socket, 404, 'recording_off', 'this server does not record (RECORD=off): no replay');
+    if (replayPath && replay === undefined) return this.refuseReplay(req, socket, head, wireError('recording_off', 'this server does not record (RECORD=off): no replay'));
     if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);
@@ -242,7 +242,7 @@ export class Gateway {
     replay.check(req.url).then(
       (r) => {
         if (this.closing || socket.destroyed) return void socket.destroy();
-        if (!r.ok) return refuseUpgrade(socket, r.refusal.status, r.refusal.code, r.refusal.message);
+        if (!r.ok) return this.refuseReplay(req, socket, head, wireError(r.refusal.code, r.refusal.message));
         socket.removeListener('error', destroyOnError);
         this.metrics.connections.inc({ outcome: 'replay' });
         replay.accept(req, socket, head, r.query, grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits));
@@ -252,6 +252,23 @@ export class Gateway {
         refuseUpgrade(socket, 500, 'internal', 'internal error');
       },
     );
+  }
+
+  /**
+   * Refuses a replay after the handshake, with a coded `error` frame and close
+   * 4004: a browser's WebSocket cannot read an HTTP refusal, so it would
+   * retry a day that is not recorded forever.
+   */
+  private refuseReplay(req: IncomingMessage, socket: Duplex, head: Buffer, err: WireError): void {
+    if (this.closing || socket.destroyed) return void socket.destroy();
+    socket.removeListener('error', destroyOnError);
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', () => undefined);
+      this.metrics.errorsOut.inc({ code: err.code });
+      this.metrics.closes.inc({ code: String(CLOSE_CODES.replayRefused.code) });
+      ws.send(errorFrame(err));
+      ws.close(CLOSE_CODES.replayRefused.code, CLOSE_CODES.replayRefused.reason);
+    });
   }
 
   private accept(req: IncomingMessage, socket: Duplex, head: Buffer, addr: string, grant: AuthGranted): void {

@@ -51,6 +51,11 @@ export const CLOSE_CODES = {
   tokenRevoked: { code: 4001, reason: 'token revoked' },
   /** No pong to the server's ping within the heartbeat timeout. */
   heartbeatTimeout: { code: 4002, reason: 'heartbeat timeout' },
+  /**
+   * A replay that cannot be played: the `error` frame before the close says
+   * why (`not_recorded`, `recording_off`, `bad_request`). Do not reconnect.
+   */
+  replayRefused: { code: 4004, reason: 'replay refused' },
 } as const;
 
 /** A close-code name. */

@@ -50,10 +50,10 @@ export interface ReplayServerOptions {
   readonly onSlow?: (step: 'conflate' | 'resnapshot' | 'close') => void;
 }
 
-/** A refusal of a replay upgrade. */
+/** A refusal of a replay: its wire code (sent in an `error` frame before close 4004) and the HTTP status it maps to. */
 export interface ReplayRefusal {
   readonly status: number;
-  readonly code: string;
+  readonly code: 'bad_request' | 'not_recorded';
   readonly message: string;
 }
 
@@ -74,10 +74,10 @@ export class ReplayServer {
     const q = (url ?? '').indexOf('?');
     const params = Object.fromEntries(new URLSearchParams(q < 0 ? '' : (url ?? '').slice(q + 1)));
     const r = ReplayQuery.safeParse(params);
-    if (!r.success) return { ok: false, refusal: { status: 400, code: 'bad_request', message: r.error.issues.map((i) => i.message).join('; ') } };
+    if (!r.success) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: r.error.issues.map((i) => i.message).join('; ') } };
     const { date, from, to } = r.data;
     const held = (await recordedDay(this.opts.dir, date, this.opts.live))?.summary;
-    const refuse = (message: string) => ({ ok: false as const, refusal: { status: 404, code: 'not_recorded', message } });
+    const refuse = (message: string) => ({ ok: false as const, refusal: { status: 404, code: 'not_recorded' as const, message } });
     if (held === undefined) return refuse(`no recording of ${date}`);
     const range = `${hhmmss(kstSecondOfDay(held.from))} to ${hhmmss(kstSecondOfDay(held.to))}`;
     if (kstMs(date, to) <= held.from) return refuse(`the recording of ${date} runs from ${range} (KST), after ${to}`);

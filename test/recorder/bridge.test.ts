@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Client } from '../gateway/harness.js';
 import { startBridge, type TestBridge } from '../bridge/helpers.js';
-import { DAY, record } from './helpers.js';
+import { DAY, openReplay, record } from './helpers.js';
 
 /**
  * The recordings as a bridge serves them: nothing at all with RECORD=off,
@@ -38,14 +38,15 @@ function refused(target: string): Promise<{ status: number; body: string }> {
 }
 
 describe('RECORD=off', () => {
-  it('records nothing and serves no replay and no recordings: 404 recording_off', async () => {
+  it('records nothing and serves no replay and no recordings: recording_off', async () => {
     const data = tmp();
     await record(join(data, 'recordings'), 5); // a recording from before, still on disk
     tb = await startBridge({ RECORD: 'off', DATA_DIR: data });
     expect(tb.bridge.recorder).toBeUndefined();
-    const ws = await refused(`${tb.wsUrl}/replay?date=${DAY}&from=100000&to=100005`);
-    expect(ws.status).toBe(404);
-    expect(JSON.parse(ws.body).error).toMatchObject({ code: 'recording_off' });
+    // Refused after the handshake, so a browser sees why: an error frame, then close 4004.
+    const ws = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&from=100000&to=100005`);
+    expect(ws.close).toBe(4004);
+    expect(ws.frames).toEqual([expect.objectContaining({ type: 'error', code: 'recording_off', retryable: false })]);
     for (const path of ['/recordings', `/recordings/${DAY}/quote.kospi`]) {
       const res = await fetch(`${tb.url}${path}`);
       expect(res.status, path).toBe(404);
@@ -53,6 +54,21 @@ describe('RECORD=off', () => {
     }
     // Another path under /ws is still not an endpoint at all.
     expect(JSON.parse((await refused(`${tb.wsUrl}/replayx`)).body).error.code).toBe('not_found');
+  });
+});
+
+describe('a replay that is not recorded, to the SDK', () => {
+  it('rejects what waits with not_recorded and does not reconnect', async () => {
+    tb = await startBridge({ DATA_DIR: tmp(), RECORD: 'on' });
+    const { KrxClient } = await import('../../src/client/index.js');
+    const k = new KrxClient(tb.wsUrl, { WebSocket: WebSocket as never, replay: { date: '20200102', from: '090000', to: '100000', speed: 10 } });
+    const states: string[] = [];
+    k.on('state', (_prev, next) => states.push(next));
+    const err = (await k.subscribe('quote', 'kospi', ['005930']).catch((e: unknown) => e)) as { code: string; message: string };
+    expect(err.code).toBe('not_recorded');
+    expect(err.message).toMatch(/20200102/);
+    expect(k.state).toBe('closed');
+    expect(states).not.toContain('reconnecting');
   });
 });
 

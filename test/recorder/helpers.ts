@@ -1,3 +1,4 @@
+import WebSocket from 'ws';
 import { LocalBus, type FeedStatus } from '../../src/bus/bus.js';
 import type { Authenticator } from '../../src/gateway/auth.js';
 import { slowPolicy, type SlowPolicy } from '../../src/gateway/slow.js';
@@ -85,4 +86,28 @@ export async function replayHarness(dir: string, slow: Partial<SlowPolicy> = {},
   });
   const h: Harness = await startHarness({ replay, metrics, limits: { ...DEFAULT_LIMITS, ...limits }, ...(auth ? { auth } : {}) });
   return Object.assign(h, { replay, closes, steps });
+}
+
+/**
+ * What a WebSocket to `target` meets: an HTTP refusal (its status and
+ * body), or the handshake (101) and then, for a refused replay, the coded
+ * `error` frame and close 4004 (`frames` and `close`).
+ */
+export function openReplay(target: string): Promise<{ status: number; body: string; frames: Record<string, unknown>[]; close?: number }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(target);
+    const frames: Record<string, unknown>[] = [];
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, frames }));
+    });
+    ws.on('message', (d) => {
+      frames.push(JSON.parse(String(d)) as Record<string, unknown>);
+      // A replay that plays sends welcome first: that is all this needs to know.
+      if (frames[0]!.type === 'welcome') ws.close();
+    });
+    ws.on('close', (code) => resolve({ status: 101, body: '', frames, close: code }));
+    ws.on('error', () => undefined);
+  });
 }

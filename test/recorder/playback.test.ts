@@ -2,14 +2,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { Authenticator } from '../../src/gateway/auth.js';
 import { applyOps } from '../../src/protocol/patch.js';
 import type { Row } from '../../src/protocol/row.js';
 import { readDay } from '../../src/recorder/reader.js';
 import { Client, type Msg } from '../gateway/harness.js';
 import { rawClient } from '../reliability/helpers.js';
-import { DAY, T0, record, replayHarness } from './helpers.js';
+import { DAY, T0, openReplay, record, replayHarness } from './helpers.js';
 
 /**
  * Replays of recordings made in the test process, through a gateway: speed
@@ -28,22 +27,6 @@ afterEach(async () => {
 const tmp = () => mkdtempSync(join(tmpdir(), 'krx-p-'));
 const url = (hh: H, q: string) => `${hh.url}/replay?date=${DAY}&${q}`;
 
-/** The status and JSON body of a refused upgrade (101 when it was accepted). */
-function upgrade(target: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const ws = new WebSocket(target);
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.on('open', () => {
-      ws.close();
-      resolve({ status: 101, body: '' });
-    });
-    ws.on('error', () => undefined);
-  });
-}
 
 /** Each topic's row after a client's messages, applied in order (snapshots replace, patches apply). */
 function rowsOf(msgs: readonly Msg[]): Map<string, Row> {
@@ -89,18 +72,23 @@ describe('replay windows', () => {
     const dir = tmp();
     await record(dir, 20);
     h = await replayHarness(dir);
-    const cases: [string, number, string][] = [
-      [`${h.url}/replay?date=20261123&from=090000&to=180000`, 404, 'not_recorded'],
-      [url(h, 'from=100020&to=110000'), 404, 'not_recorded'], // the last change is at 10:00:19
-      [url(h, 'from=090000&to=100000'), 404, 'not_recorded'], // `to` is exclusive; the first change is at 10:00:00
-      [url(h, 'from=100019&to=110000'), 101, ''],
-      [url(h, 'from=090000&to=100001'), 101, ''],
-      [url(h, 'from=100019&to=100000'), 400, 'bad_request'],
+    // A refusal is an error frame and close 4004 after the handshake (a browser cannot read an HTTP refusal); a replay starts with welcome.
+    const cases: [string, string][] = [
+      [`${h.url}/replay?date=20261123&from=090000&to=180000`, 'not_recorded'],
+      [url(h, 'from=100020&to=110000'), 'not_recorded'], // the last change is at 10:00:19
+      [url(h, 'from=090000&to=100000'), 'not_recorded'], // `to` is exclusive; the first change is at 10:00:00
+      [url(h, 'from=100019&to=110000'), 'welcome'],
+      [url(h, 'from=090000&to=100001'), 'welcome'],
+      [url(h, 'from=100019&to=100000'), 'bad_request'],
     ];
-    for (const [target, status, code] of cases) {
-      const r = await upgrade(target);
-      expect(r.status, target).toBe(status);
-      if (code) expect(JSON.parse(r.body).error.code, target).toBe(code);
+    for (const [target, first] of cases) {
+      const r = await openReplay(target);
+      expect(r.status, target).toBe(101);
+      if (first === 'welcome') expect(r.frames[0]!.type, target).toBe('welcome');
+      else {
+        expect(r.frames, target).toEqual([expect.objectContaining({ type: 'error', code: first, retryable: false })]);
+        expect(r.close, target).toBe(4004);
+      }
     }
   });
 });

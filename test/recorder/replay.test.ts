@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import WebSocket from 'ws';
 import { applyOps } from '../../src/protocol/patch.js';
 import type { PatchMsg, ServerMsg, SnapshotMsg } from '../../src/protocol/messages.js';
 import type { Row } from '../../src/protocol/row.js';
 import { startCli, type CliBridge } from '../bridge/cli.js';
 import { TestClient, until } from '../bridge/helpers.js';
+import { openReplay } from './helpers.js';
 
 /**
  * Record a live session against the simulator, kill the bridge (SIGKILL),
@@ -94,19 +94,10 @@ describe('record, crash, replay', () => {
 
     // A day that is not recorded, and a window after the recording: coded refusals.
     for (const q of ['date=20200101&from=090000&to=100000', `date=${d.date}&from=000000&to=000100`, `date=${d.date}&from=120000&to=110000&speed=5000`]) {
-      const refused = await new Promise<{ status: number; body: string }>((resolve) => {
-        const ws = new WebSocket(`${b.url.replace('http', 'ws')}/ws/replay?${q}`);
-        ws.on('unexpected-response', (_req, res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
-        ws.on('open', () => resolve({ status: 101, body: '' }));
-        ws.on('error', () => undefined);
-      });
+      const refused = await openReplay(`${b.url.replace('http', 'ws')}/ws/replay?${q}`);
       const code = q.includes('speed=5000') ? 'bad_request' : 'not_recorded';
-      expect(refused.status, q).toBe(code === 'bad_request' ? 400 : 404);
-      expect(JSON.parse(refused.body).error.code, q).toBe(code);
+      expect(refused.frames, q).toEqual([expect.objectContaining({ type: 'error', code })]);
+      expect(refused.close, q).toBe(4004);
     }
 
     // Browse and export.
