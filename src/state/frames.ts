@@ -69,3 +69,106 @@ export function flat(s: string): string {
 export function snapshotFrameOf(head: string, seq: number, ts: number, tail: string): string {
   return head + seq + ',"ts":' + (jsonScalar(ts) ?? 'null') + tail;
 }
+
+/**
+ * A frame written as bytes into one reused buffer and read back as a
+ * string: one flat string made in one step, from byte blocks cached by the
+ * caller, text fragments, numbers, and bytes already at hand (the JSON of
+ * values in an upstream body). Only for frames that are all ASCII; `end`
+ * says when one was not.
+ */
+export class AsciiFrame {
+  private buf = Buffer.allocUnsafe(1024);
+  private n = 0;
+  private high = 0;
+  private readonly digits = new Uint8Array(16);
+
+  /** Starts a new frame. */
+  begin(): void {
+    this.n = 0;
+    this.high = 0;
+  }
+
+  /** Appends a block of ASCII bytes (see `asciiBytes`). */
+  block(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.n);
+    this.n += b.length;
+  }
+
+  /** Appends a text fragment. */
+  text(s: string): void {
+    const len = s.length;
+    this.room(len);
+    const buf = this.buf;
+    let n = this.n;
+    let high = this.high;
+    for (let k = 0; k < len; k++) {
+      const c = s.charCodeAt(k);
+      high |= c;
+      buf[n++] = c;
+    }
+    this.n = n;
+    this.high = high;
+  }
+
+  /** Appends one ASCII character code. */
+  char(c: number): void {
+    this.room(1);
+    this.buf[this.n++] = c;
+  }
+
+  /** Appends the decimal digits of a non-negative safe integer, as `String(v)` writes them. */
+  int(v: number): void {
+    const d = this.digits;
+    let k = 0;
+    do {
+      const q = Math.floor(v / 10);
+      d[k++] = 48 + v - q * 10;
+      v = q;
+    } while (v > 0);
+    this.room(k);
+    const buf = this.buf;
+    let n = this.n;
+    while (k > 0) buf[n++] = d[--k]!;
+    this.n = n;
+  }
+
+  /** Appends bytes `[s, e)` of `src`. */
+  bytes(src: Uint8Array, s: number, e: number): void {
+    this.room(e - s);
+    const buf = this.buf;
+    let n = this.n;
+    let high = this.high;
+    for (let k = s; k < e; k++) {
+      const c = src[k]!;
+      high |= c;
+      buf[n++] = c;
+    }
+    this.n = n;
+    this.high = high;
+  }
+
+  /** The frame as a flat string, or undefined when something appended was not ASCII. */
+  end(): string | undefined {
+    return this.high > 0x7f ? undefined : this.buf.toString('latin1', 0, this.n);
+  }
+
+  private room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
+    this.buf.copy(grown, 0, 0, this.n);
+    this.buf = grown;
+  }
+}
+
+/** The bytes of an ASCII text, for `AsciiFrame.block`; undefined when the text is not ASCII. */
+export function asciiBytes(s: string): Uint8Array | undefined {
+  const out = new Uint8Array(s.length);
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c > 0x7f) return undefined;
+    out[k] = c;
+  }
+  return out;
+}
