@@ -237,13 +237,13 @@ export function shapedChecksum(row: Readonly<Record<string, unknown>>, shape: Ro
 
 /**
  * `shapedChecksum` of a row some of whose values are at hand as the UTF-8
- * bytes of their JSON (a row just read from an upstream body). For a row
- * of `n` keys, `t[2k]` and `t[2k+1]` are where the value of key `k` (index
- * in `shape.keys`) starts and ends in `text`, relative to `start`, and
- * `t[2n+k]` is 1 when those bytes are the value's JSON; other values are
- * serialised as usual.
+ * bytes of their JSON (a row just read from an upstream body). The value
+ * of key `k` (index in `shape.keys`) is described by
+ * `fields[at + 3k .. at + 3k + 2]`: where it starts and ends in `text`,
+ * relative to `start`, and 1 when those bytes are its JSON; other values
+ * are serialised as usual.
  */
-export function textChecksum(row: Readonly<Record<string, unknown>>, shape: RowShape, text: Uint8Array, start: number, t: Int32Array): number {
+export function textChecksum(row: Readonly<Record<string, unknown>>, shape: RowShape, text: Uint8Array, start: number, fields: Int32Array, at: number): number {
   const sorted = shape.sorted;
   const order = shape.order;
   const crcs = shape.headCrcs;
@@ -253,10 +253,10 @@ export function textChecksum(row: Readonly<Record<string, unknown>>, shape: RowS
   let c = INIT;
   for (let i = 0; i < n; i++) {
     c = head(c, tables[i]!, crcs[i]!);
-    const k = order[i]!;
-    if (t[2 * n + k] === 1) {
-      const e = start + t[2 * k + 1]!;
-      for (let x = start + t[2 * k]!; x < e; x++) c = TABLE[(c ^ text[x]!) & 0xff]! ^ (c >>> 8);
+    const k = at + 3 * order[i]!;
+    if (fields[k + 2] === 1) {
+      const e = start + fields[k + 1]!;
+      for (let x = start + fields[k]!; x < e; x++) c = TABLE[(c ^ text[x]!) & 0xff]! ^ (c >>> 8);
     } else c = value(c, row[sorted[i]!]);
   }
   return (byte(c, 0x7d) ^ INIT) >>> 0;

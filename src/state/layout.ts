@@ -18,8 +18,6 @@ export interface RowLayout extends RowShape {
   readonly replaceHeads: readonly string[];
   /** Scratch of changed key indices for `diffLaid` (one diff at a time). */
   readonly changed: Int32Array;
-  /** `replaceHeads` as bytes, made on first use (undefined entries: not ASCII). */
-  replaceBytes?: readonly (Uint8Array | undefined)[];
 }
 
 /** The layout of a row (allocates; `Layouts` caches them). */

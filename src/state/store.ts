@@ -3,13 +3,14 @@ import type { Row } from '../upstream/normalise.js';
 import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
-import { isPlainJsonString, rowChecksum, shapedChecksum, textChecksum } from '../protocol/crc32.js';
+import { rowChecksum, shapedChecksum, textChecksum } from '../protocol/crc32.js';
 import type { ListDelta } from '../upstream/listread.js';
 import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from '../protocol/patch.js';
-import { AsciiFrame, asciiBytes, flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
+import { flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
 import { Layouts, diffLaid, laidOpsJson, type RowLayout } from './layout.js';
 import { ReplayRing } from './ring.js';
+import { ValueFrames } from './valueframes.js';
 
 export type { ChangeEvent } from './change.js';
 
@@ -97,24 +98,6 @@ export interface PersistedEntry {
   /** When the change at `seq` arrived (ms epoch). */
   readonly ts: number;
   readonly crc: number;
-}
-
-// One writer for every store: a frame is written and read back before the next begins.
-const FRAME = new AsciiFrame();
-const CRC_PART = asciiBytes('],"crc":')!;
-const SEQ_PART = asciiBytes('","seq":')!;
-
-/** The byte blocks of one `apply` call's patch frames: the topic's start for the feed and the `ts` part. */
-interface FrameParts {
-  /** `{"type":"patch","topic":"channel.market.`, or undefined when not ASCII. */
-  readonly topic: Uint8Array | undefined;
-  readonly tsPart: string;
-  readonly ts: Uint8Array | undefined;
-}
-
-/** The byte blocks of a feed's patch frames for one `ts`. */
-function framePartsOf(channel: Channel, market: Market, tsPart: string): FrameParts {
-  return { topic: asciiBytes(patchHead(topicOf(channel, market, '')).slice(0, -SEQ_PART.length)), tsPart, ts: asciiBytes(tsPart) };
 }
 
 /** A new random epoch id. */
@@ -232,12 +215,17 @@ export class StateStore {
     const { entries, layouts, order } = this.feed(channel, market);
     const events: ChangeEvent[] = [];
     let tsPart: string | undefined;
-    let parts: FrameParts | undefined;
+    let frames: ValueFrames | undefined;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
+      let e = order[i];
+      // The very row object stored at this place last time (the reader found the same bytes): only its time changes.
+      if (e !== undefined && e.row === row) {
+        e.seenTs = ts;
+        continue;
+      }
       const code = row[keyField];
       if (typeof code !== 'string' || code.length === 0) continue;
-      let e = order[i];
       if (e === undefined || e.code !== code) {
         e = entries.get(code);
         if (e === undefined) {
@@ -252,12 +240,10 @@ export class StateStore {
       }
       e.seenTs = ts;
       const prev = e.row;
-      // The very row object stored: the reader found the same bytes as last time.
       if (row === prev) continue;
       const layout = (e.layout ??= layouts.of(prev));
       if (delta !== undefined && delta.changedCount(i) > 0 && delta.base(i) === prev) {
-        parts ??= framePartsOf(channel, market, (tsPart ??= patchTsPart(ts)));
-        events.push(this.changedValues(e, row, layout, delta, i, ts, parts));
+        events.push(this.changedValues(e, row, layout, delta, i, ts, (frames ??= new ValueFrames(channel, market, ts))));
         continue;
       }
       const n = diffLaid(prev, row, layout);
@@ -296,49 +282,15 @@ export class StateStore {
    * checksum and its patch frame are made from those values' bytes in the
    * body, byte for byte what `apply` makes of them otherwise.
    */
-  private changedValues(e: TopicEntry, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, parts: FrameParts): Change {
-    const start = d.rowStart(i);
-    const t = d.text(i);
-    const bytes = d.bytes;
-    e.crc = textChecksum(row, layout, bytes, start, t);
+  private changedValues(e: TopicEntry, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
+    e.crc = textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
     const seq = e.seq + 1;
-    const frame = this.frameOfValues(e, seq, layout, d, i, parts) ?? this.frameOfRow(e, seq, row, layout, d, i, parts.tsPart);
+    const frame = frames.write(e.code, seq, e.crc, layout, d, i) ?? this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart);
+    (e.ring ??= new ReplayRing(this.ringSize)).push(seq, frame);
     e.row = row;
     e.seq = seq;
     e.ts = ts;
-    (e.ring ??= new ReplayRing(this.ringSize)).push(seq, frame);
     return new Change(e.topic, e.code, seq, 'patch', frame, row, e.crc);
-  }
-
-  /** The patch frame written from byte blocks and the changed values' bytes; undefined when a part is not ASCII or a value's bytes are not its JSON. */
-  private frameOfValues(e: TopicEntry, seq: number, layout: RowLayout, d: ListDelta, i: number, parts: FrameParts): string | undefined {
-    const heads = (layout.replaceBytes ??= layout.replaceHeads.map(asciiBytes));
-    if (parts.topic === undefined || parts.ts === undefined || !isPlainJsonString(e.code)) return undefined;
-    const n = d.changedCount(i);
-    const t = d.text(i);
-    const json = 2 * layout.keys.length;
-    const start = d.rowStart(i);
-    const bytes = d.bytes;
-    const w = FRAME;
-    w.begin();
-    w.block(parts.topic);
-    w.text(e.code);
-    w.block(SEQ_PART);
-    w.int(seq);
-    w.block(parts.ts);
-    for (let k = 0; k < n; k++) {
-      const f = d.changedField(i, k);
-      const head = heads[f];
-      if (t[json + f] !== 1 || head === undefined) return undefined;
-      if (k > 0) w.char(0x2c);
-      w.block(head);
-      w.bytes(bytes, start + t[2 * f]!, start + t[2 * f + 1]!);
-      w.char(0x7d);
-    }
-    w.block(CRC_PART);
-    w.int(e.crc);
-    w.char(0x7d);
-    return w.end();
   }
 
   /** The patch frame serialised from the row's changed values (as `apply` does for rows without a delta). */

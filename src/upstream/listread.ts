@@ -1,6 +1,6 @@
 import type { ListSpec, ResponseSpec } from './catalogue.js';
 import type { FieldTable } from './fields.js';
-import { FieldLayouts, Generation, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout, type RowText } from './listrows.js';
+import { FieldLayouts, Generation, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
 import { MAX_ISSUES, normaliseRow, normaliseTop, type Normalised, type Row, type RowIssue, type Scalar } from './normalise.js';
 import { FieldScan, canonicalInteger, compositeEnd, firstArray, scalarEnd, skipWs } from './scan.js';
 
@@ -33,7 +33,7 @@ export interface ListRead {
  * the previous read, for the state store: a row object that is the
  * previous read's is unchanged; a row with `changedCount` > 0 is its
  * `base` with the values of those fields changed, and each of its values'
- * bytes are at hand (`text`). Valid until the reader's next read but one.
+ * bytes are at hand (`fields`). Valid until the reader's next read but one.
  */
 export class ListDelta {
   /** @param g the read; @param at the list position of each usable row. */
@@ -67,9 +67,14 @@ export class ListDelta {
     return this.g.start[this.at[r]!]!;
   }
 
-  /** Where row `r`'s values are, relative to its start (see `RowText`). */
-  text(r: number): RowText {
-    return this.g.texts[this.at[r]!]!;
+  /** Three entries per field of row `r` from `fieldAt(r)`: value start and end relative to `rowStart(r)`, 1 when those bytes are the value's JSON. */
+  get fields(): Int32Array {
+    return this.g.fields;
+  }
+
+  /** The first entry of row `r` in `fields`. */
+  fieldAt(r: number): number {
+    return this.g.fieldAt[this.at[r]!]!;
   }
 }
 
@@ -120,7 +125,8 @@ export class ListReader {
   private cursor = 0;
   /** Positions of the last read's codes, made when a row has moved. */
   private codes: Map<Scalar, number> | undefined;
-  private readonly values: (Scalar | boolean)[] = [];
+  /** Changed values of the row being read, at their field index; `KEEP` elsewhere. */
+  private readonly values: unknown[] = new Array<unknown>(64).fill(KEEP);
 
   /** Whether bodies of `spec` can be read incrementally: a list of object rows. */
   static handles(spec: ResponseSpec): boolean {
@@ -186,8 +192,7 @@ export class ListReader {
       const ls = last.start[j]!;
       const len = last.end[j]! - ls;
       if (s + len <= b.length && sameView(next.view, s, last.view, ls, len)) {
-        next.add(s, s + len, last.rows[j]!, last.layouts[j], last.texts[j]);
-        this.cursor++;
+        this.same(s, len, last, j, next);
         return s + len;
       }
       const layout = last.layouts[j];
@@ -202,6 +207,22 @@ export class ListReader {
     return this.whole(b, s, list, next);
   }
 
+  /** Records a row whose bytes are those of the last read's row `j`. */
+  private same(s: number, len: number, last: Generation, j: number, next: Generation): void {
+    const layout = last.layouts[j];
+    let at = 0;
+    if (layout !== undefined) {
+      const n = 3 * layout.names.length;
+      at = next.slots(layout.names.length);
+      const from = last.fieldAt[j]!;
+      const nf = next.fields;
+      const lf = last.fields;
+      for (let k = 0; k < n; k++) nf[at + k] = lf[from + k]!;
+    }
+    next.add(s, s + len, last.rows[j]!, layout, at);
+    this.cursor++;
+  }
+
   /**
    * Compares the row at `s` with the last read's row `j` field by field:
    * everything but the values must be the same bytes, and the row key's
@@ -209,68 +230,77 @@ export class ListReader {
    * returns its end; returns -1 (having recorded nothing) when it cannot.
    */
   private changed(b: Buffer, s: number, last: Generation, j: number, layout: FieldLayout, next: Generation): number {
-    const base = last.rows[j] as Row;
     const ls = last.start[j]!;
-    const lt = last.texts[j]!;
+    const from = last.fieldAt[j]!;
     const n = layout.names.length;
     const end = b.length;
     const nv = next.view;
     const lv = last.view;
-    const t: RowText = new Int32Array(3 * n);
+    const used = next.used;
     const changes = next.changes;
+    const at = next.slots(n);
+    const nf = next.fields;
+    const lf = last.fields;
     let p = s;
     let lp = ls;
     let count = 0;
-    const names = layout.names;
-    let f = 0;
-    for (; f < n; f++) {
-      const lvs = ls + lt[2 * f]!;
-      const lve = ls + lt[2 * f + 1]!;
+    for (let f = 0; f < n; f++) {
+      const lvs = ls + lf[from + 3 * f]!;
+      const lve = ls + lf[from + 3 * f + 1]!;
       const gap = lvs - lp;
       const vs = p + gap;
-      if (vs >= end || !sameView(nv, p, lv, lp, gap)) return this.undo(next, changes);
+      if (vs >= end || !sameView(nv, p, lv, lp, gap)) return this.undo(next, used, changes);
       const ve = scalarEnd(b, vs, end);
-      if (ve < 0) return this.undo(next, changes);
-      t[2 * f] = vs - s;
-      t[2 * f + 1] = ve - s;
-      if (ve - vs === lve - lvs && sameView(nv, vs, lv, lvs, ve - vs)) t[2 * n + f] = lt[2 * n + f]!;
-      else {
-        if (f === layout.keyIndex) return this.undo(next, changes);
-        const type = layout.types[f];
-        // The common case inline: an integer where a number is declared, whose bytes are its JSON.
-        let v: Scalar | boolean | typeof UNUSABLE = type === 'n' || type === undefined ? canonicalInteger(b, vs, ve) : NaN;
-        if (v === v) t[2 * n + f] = 1;
-        else {
-          v = fieldValue(b, vs, ve, type);
-          if (v === UNUSABLE) return this.undo(next, changes);
-          t[2 * n + f] = tokenIsJson(b, vs, ve, v) ? 1 : 0;
-        }
-        if (v !== base[names[f]!]) {
-          this.values[count++] = v;
-          next.change(f);
-        }
-      }
+      if (ve < 0) return this.undo(next, used, changes);
+      nf[at + 3 * f] = vs - s;
+      nf[at + 3 * f + 1] = ve - s;
+      const lastJson = lf[from + 3 * f + 2]!;
+      const same = ve - vs === lve - lvs && sameView(nv, vs, lv, lvs, ve - vs);
       p = ve;
       lp = lve;
+      if (same) {
+        nf[at + 3 * f + 2] = lastJson;
+        continue;
+      }
+      if (f === layout.keyIndex) return this.undo(next, used, changes);
+      const type = layout.types[f];
+      // The common case inline: an integer where a number is declared, whose bytes are its JSON.
+      let v: Scalar | boolean | typeof UNUSABLE = type === 'n' || type === undefined ? canonicalInteger(b, vs, ve) : NaN;
+      let json = 1;
+      if (v !== v) {
+        v = fieldValue(b, vs, ve, type);
+        if (v === UNUSABLE) return this.undo(next, used, changes);
+        json = tokenIsJson(b, vs, ve, v) ? 1 : 0;
+      }
+      nf[at + 3 * f + 2] = json;
+      // Two values whose bytes are their JSON differ exactly when their bytes do; otherwise compare the values.
+      if ((json === 1 && lastJson === 1) || v !== (last.rows[j] as Row)[layout.names[f]!]) {
+        this.values[f] = v;
+        count++;
+        next.change(f);
+      }
     }
     const tail = last.end[j]! - lp;
-    if (f !== n || p + tail > end || !sameView(nv, p, lv, lp, tail)) return this.undo(next, changes);
+    if (p + tail > end || !sameView(nv, p, lv, lp, tail)) return this.undo(next, used, changes);
+    const base = last.rows[j] as Row;
     const row = count === 0 ? base : this.copy(base, layout, next, changes, count);
-    const q = next.add(s, p + tail, row, layout, t);
+    const q = next.add(s, p + tail, row, layout, at);
     next.bases[q] = base;
     next.changedAt[q] = changes;
     next.changedCount[q] = count;
     return p + tail;
   }
 
-  /** The base row with the changed values set. */
+  /** The base row with the changed values set (`values` holds them at their field index). */
   private copy(base: Row, layout: FieldLayout, next: Generation, changes: number, count: number): Row {
-    const row = { ...base };
-    for (let k = 0; k < count; k++) row[layout.names[next.changed[changes + k]!]!] = this.values[k] as Scalar;
+    const row = layout.make(base, this.values);
+    for (let k = 0; k < count; k++) this.values[next.changed[changes + k]!] = KEEP;
     return row;
   }
 
-  private undo(next: Generation, changes: number): number {
+  private undo(next: Generation, used: number, changes: number): number {
+    for (let k = changes; k < next.changes; k++) this.values[next.changed[k]!] = KEEP;
+    next.used = used;
     next.changes = changes;
     return -1;
   }
@@ -290,7 +320,7 @@ export class ListReader {
     const table = list.row as FieldTable;
     const r = normaliseRow(raw, table, list.rowKey, list.required);
     if (typeof r === 'string') {
-      next.add(s, e, r, undefined, undefined);
+      next.add(s, e, r, undefined, 0);
       this.cursor++;
       return e;
     }
@@ -298,23 +328,24 @@ export class ListReader {
     const last = this.last;
     if (k >= 0 && last !== undefined && last.end[k]! - last.start[k]! === e - s && sameView(next.view, s, last.view, last.start[k]!, e - s)) {
       // A row that moved (rows before it appeared or went): the same bytes as its last read, so the same row.
-      next.add(s, e, last.rows[k]!, last.layouts[k], last.texts[k]);
+      this.cursor = k;
+      this.same(s, e - s, last, k, next);
       return e;
     }
     const layout = flat ? this.layouts.of(b, scan, r, table, list.rowKey) : undefined;
-    let t: RowText | undefined;
+    let at = 0;
     if (layout !== undefined) {
-      const n = scan.count;
-      t = new Int32Array(3 * n);
-      for (let f = 0; f < n; f++) {
+      at = next.slots(scan.count);
+      const nf = next.fields;
+      for (let f = 0; f < scan.count; f++) {
         const vs = scan.spans[4 * f + 2]!;
         const ve = scan.spans[4 * f + 3]!;
-        t[2 * f] = vs - s;
-        t[2 * f + 1] = ve - s;
-        t[2 * n + f] = tokenIsJson(b, vs, ve, r[layout.names[f]!]) ? 1 : 0;
+        nf[at + 3 * f] = vs - s;
+        nf[at + 3 * f + 1] = ve - s;
+        nf[at + 3 * f + 2] = tokenIsJson(b, vs, ve, r[layout.names[f]!]) ? 1 : 0;
       }
     }
-    next.add(s, e, r, layout, t);
+    next.add(s, e, r, layout, at);
     return e;
   }
 
@@ -352,13 +383,12 @@ export class ListReader {
     const at = new Int32Array(g.count);
     let dropped = 0;
     for (let q = 0; q < g.count; q++) {
-      const r = g.rows[q]!;
-      if (typeof r === 'object') {
+      if (g.dropped[q] === 0) {
         at[rows.length] = q;
-        rows.push(r);
+        rows.push(g.rows[q] as Row);
       } else {
         dropped++;
-        if (issues.length < MAX_ISSUES) issues.push({ index: q, reason: r });
+        if (issues.length < MAX_ISSUES) issues.push({ index: q, reason: g.rows[q] as string });
       }
     }
     data[list.key] = rows;

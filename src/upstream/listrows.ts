@@ -23,12 +23,41 @@ export interface FieldLayout {
   readonly types: readonly (FieldType | undefined)[];
   /** Index of the row key (e.g. `isuSrtCd`) among the fields; -1 when absent. */
   readonly keyIndex: number;
+  /** Makes a row of these fields: `values[f]`, or the base row's value where it is `KEEP`. */
+  readonly make: (base: Row, values: readonly unknown[]) => Row;
+}
+
+/** In `FieldLayout.make`'s values: take the base row's value. */
+export const KEEP = Symbol('keep');
+
+/** Most fields a layout has; a row with more is read whole every time it changes. */
+const MAX_FIELDS = 64;
+
+/**
+ * `FieldLayout.make` for rows of these field names: an object literal of
+ * the names, in order, so every row made has one hidden class and is made
+ * in one step (a spread and keyed stores cost five times as much per row).
+ * The names come from upstream bodies: each is written as a JSON string
+ * literal, which is a JavaScript string literal; `layoutOf` refuses
+ * `__proto__`. Where code cannot be made from strings, a spread.
+ */
+function rowMaker(names: readonly string[]): FieldLayout['make'] {
+  const props = names.map((n, f) => `${JSON.stringify(n)}: v[${f}] === K ? b[${JSON.stringify(n)}] : v[${f}]`);
+  try {
+    return new Function('K', `return (b, v) => ({ ${props.join(', ')} });`)(KEEP) as FieldLayout['make'];
+  } catch {
+    return (b, v) => {
+      const row = { ...b };
+      for (let f = 0; f < names.length; f++) if (v[f] !== KEEP) row[names[f]!] = v[f] as Scalar;
+      return row;
+    };
+  }
 }
 
 /** A layout's fields, or undefined when the keys need more than a field-by-field compare (escapes, duplicates, `__proto__`, integer-like keys). */
 function layoutOf(keys: readonly string[], row: Row, table: FieldTable, rowKey: string | undefined): FieldLayout | undefined {
   const own = Object.keys(row);
-  if (own.length !== keys.length) return undefined;
+  if (own.length !== keys.length || keys.length > MAX_FIELDS) return undefined;
   const names: string[] = [];
   const types: (FieldType | undefined)[] = [];
   for (let f = 0; f < keys.length; f++) {
@@ -43,7 +72,7 @@ function layoutOf(keys: readonly string[], row: Row, table: FieldTable, rowKey: 
     names.push(name);
     types.push(table[name]);
   }
-  return { keys, names, types, keyIndex: rowKey === undefined ? -1 : names.indexOf(rowKey) };
+  return { keys, names, types, keyIndex: rowKey === undefined ? -1 : names.indexOf(rowKey), make: rowMaker(names) };
 }
 
 /** Whether the key token `[s, e)` (quotes included) spells `key`. */
@@ -141,19 +170,13 @@ function grown(a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer
 const EMPTY = Buffer.alloc(0);
 
 /**
- * Where the values of a row with a layout of `n` fields lie in the row's
- * bytes: `t[2f]` and `t[2f+1]` are the start and end of field `f`'s value,
- * relative to the row's first byte; `t[2n+f]` is 1 when those bytes are the
- * value's JSON (`tokenIsJson`). Shared by reads while the row's bytes stay
- * the same.
- */
-export type RowText = Int32Array;
-
-/**
  * One read of a list body, by list position: each row's byte range, its
- * normalised row (or why it was dropped), its field layout and `RowText`.
- * For rows compared field by field with the previous read: the row they
- * were compared with and the fields whose values changed.
+ * normalised row (or why it was dropped) and its field layout, and for a
+ * row with a layout, three slots per field in `fields` from `fieldAt`:
+ * where the value starts and ends relative to the row's first byte, and 1
+ * when those bytes are the value's JSON (`tokenIsJson`). For rows
+ * compared field by field with the previous read: the row they were
+ * compared with and the fields whose values changed.
  */
 export class Generation {
   bytes: Buffer = EMPTY;
@@ -164,8 +187,15 @@ export class Generation {
   end = new Int32Array(64);
   /** The normalised row, or why the row was dropped. */
   readonly rows: (Row | string)[] = [];
+  /** Per row: 1 when it was dropped (`rows` holds the reason). */
+  dropped = new Uint8Array(64);
   readonly layouts: (FieldLayout | undefined)[] = [];
-  readonly texts: (RowText | undefined)[] = [];
+  /** First slot in `fields` of each row with a layout. */
+  fieldAt = new Int32Array(64);
+  /** Per field: value start, value end (relative to the row's start), 1 when those bytes are its JSON. */
+  fields = new Int32Array(1024);
+  /** Entries of `fields` in use. */
+  used = 0;
   /** Per row: the previous read's row it was compared with field by field (meaningful when `changedCount` > 0). */
   readonly bases: (Row | undefined)[] = [];
   /** Per row: first entry in `changed`, and how many. */
@@ -181,7 +211,16 @@ export class Generation {
     this.bytes = bytes;
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     this.count = 0;
+    this.used = 0;
     this.changes = 0;
+  }
+
+  /** Reserves the slots of `n` fields; returns the first entry. */
+  slots(n: number): number {
+    const at = this.used;
+    this.used += 3 * n;
+    if (this.used > this.fields.length) this.fields = grown(this.fields, this.used);
+    return at;
   }
 
   /** Records a changed field of the row being read. */
@@ -191,25 +230,30 @@ export class Generation {
   }
 
   /** Records the next row; returns its position. */
-  add(start: number, end: number, row: Row | string, layout: FieldLayout | undefined, text: RowText | undefined): number {
+  add(start: number, end: number, row: Row | string, layout: FieldLayout | undefined, fieldAt: number): number {
     const q = this.count++;
     if (q >= this.start.length) {
       this.start = grown(this.start, q + 1);
       this.end = grown(this.end, q + 1);
+      this.fieldAt = grown(this.fieldAt, q + 1);
       this.changedAt = grown(this.changedAt, q + 1);
       this.changedCount = grown(this.changedCount, q + 1);
+      const d = new Uint8Array(this.start.length);
+      d.set(this.dropped);
+      this.dropped = d;
     }
     this.start[q] = start;
+    this.dropped[q] = typeof row === 'string' ? 1 : 0;
     this.end[q] = end;
     this.rows[q] = row;
     this.layouts[q] = layout;
-    this.texts[q] = text;
+    this.fieldAt[q] = fieldAt;
     this.changedCount[q] = 0;
     return q;
   }
 
   /** Drops references past the rows read (a shorter list than the last). */
   trim(): void {
-    for (const a of [this.rows, this.layouts, this.texts, this.bases]) a.length = this.count;
+    for (const a of [this.rows, this.layouts, this.bases]) a.length = this.count;
   }
 }

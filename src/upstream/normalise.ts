@@ -285,7 +285,7 @@ export function normaliseTop(spec: ResponseSpec, body: unknown): { ok: true; val
  */
 export function normaliseBody(spec: ResponseSpec, body: unknown): NormaliseResult {
   const top = normaliseTop(spec, body);
-  if (!top.ok) return top;
+  if (!top.ok) return { ok: false, reason: top.reason };
   const { data, list: rawList, issues } = top.value;
   const list = spec.list;
   let rows: Row[] = [];
