@@ -18,22 +18,28 @@ const SEQ_PART = asciiBytes('","seq":')!;
 /** Changed-field sets whose blocks are kept: fields 0..30, one bit each. */
 const MASK_FIELDS = 31;
 
-/** How many decimal digits `String(v)` writes for a non-negative safe integer. */
+/** How many decimal digits `String(v)` writes for a non-negative integer below 2^32 (a seq, a checksum). */
 function digitCount(v: number): number {
   let n = 1;
-  while (v >= 10) {
-    v = Math.floor(v / 10);
-    n++;
-  }
+  // Comparisons, not divisions: a seq or a checksum has at most ten digits.
+  for (let bound = 10; n < 10 && v >= bound; bound *= 10) n++;
   return n;
 }
 
-/** Writes the `n` digits of `v` at `at`; returns the index past them. */
+/** Writes the `n` digits of `v` (below 2^32) at `at`; returns the index past them. */
 function putInt(out: Buffer, at: number, v: number, n: number): number {
-  for (let k = at + n - 1; k >= at; k--) {
+  let k = at + n - 1;
+  // Above 2^31 one digit in floating point, then int32 arithmetic, where dividing by ten is integer division.
+  if (v >= 2_147_483_648) {
     const q = Math.floor(v / 10);
-    out[k] = 48 + v - q * 10;
+    out[k--] = 48 + v - q * 10;
     v = q;
+  }
+  let x = v | 0;
+  for (; k >= at; k--) {
+    const q = (x / 10) | 0;
+    out[k] = 48 + x - q * 10;
+    x = q;
   }
   return at + n;
 }
@@ -81,7 +87,7 @@ export class ValueFrames {
     }
     const blocks = this.blocks(layout, d, i, mask);
     const topic = this.topic;
-    if (topic === undefined || blocks === undefined || !plainAscii(code)) return undefined;
+    if (topic === undefined || blocks === undefined || !plainAscii(code) || seq >= 4_294_967_296) return undefined;
     const seqDigits = digitCount(seq);
     const crcDigits = digitCount(crc);
     let len = topic.length + code.length + SEQ_PART.length + seqDigits + blocks[n]!.length + crcDigits + 1;
@@ -91,11 +97,10 @@ export class ValueFrames {
     }
     if (len > this.out.length) this.out = Buffer.allocUnsafe(2 * len);
     const out = this.out;
-    const from = 0;
     const bytes = d.bytes;
     const start = d.rowStart(i);
-    out.set(topic, from);
-    let p = from + topic.length;
+    out.set(topic, 0);
+    let p = topic.length;
     for (let k = 0; k < code.length; k++) out[p++] = code.charCodeAt(k);
     out.set(SEQ_PART, p);
     p = putInt(out, p + SEQ_PART.length, seq, seqDigits);
@@ -109,7 +114,7 @@ export class ValueFrames {
     out.set(blocks[n]!, p);
     p = putInt(out, p + blocks[n]!.length, crc, crcDigits);
     out[p] = 0x7d;
-    return out.toString('latin1', from, from + len);
+    return out.toString('latin1', 0, len);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { ListSpec, ResponseSpec } from './catalogue.js';
 import type { FieldTable } from './fields.js';
-import { FieldLayouts, Generation, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
+import { Generation, ListDelta } from './generation.js';
+import { FieldLayouts, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
 import { MAX_ISSUES, normaliseRow, normaliseTop, type Normalised, type Row, type RowIssue, type Scalar } from './normalise.js';
 import { FieldScan, canonicalInteger, compositeEnd, firstArray, scalarEnd, skipWs } from './scan.js';
 
@@ -19,63 +20,12 @@ import { FieldScan, canonicalInteger, compositeEnd, firstArray, scalarEnd, skipW
 /** Why a body was not read incrementally (it is then read whole). */
 export type PlainReason = 'envelope' | 'rows' | 'syntax';
 
-/** Every `PlainReason`. */
-export const PLAIN_REASONS: readonly PlainReason[] = ['envelope', 'rows', 'syntax'];
-
 /** A list body read incrementally: the normalised body, and how its rows relate to the previous read's. */
+export { ListDelta } from './generation.js';
+
 export interface ListRead {
   readonly value: Normalised;
   readonly delta: ListDelta;
-}
-
-/**
- * How each usable row of a read (index into `Normalised.rows`) relates to
- * the previous read, for the state store: a row object that is the
- * previous read's is unchanged; a row with `changedCount` > 0 is its
- * `base` with the values of those fields changed, and each of its values'
- * bytes are at hand (`fields`). Valid until the reader's next read but one.
- */
-export class ListDelta {
-  /** @param g the read; @param at the list position of each usable row. */
-  constructor(
-    private readonly g: Generation,
-    private readonly at: Int32Array,
-  ) {}
-
-  /** The body. */
-  get bytes(): Uint8Array {
-    return this.g.bytes;
-  }
-
-  /** How many values of row `r` differ from its base (0 when it was not compared field by field). */
-  changedCount(r: number): number {
-    return this.g.changedCount[this.at[r]!]!;
-  }
-
-  /** The previous read's row that row `r` is a copy of with `changedCount(r)` values changed. */
-  base(r: number): Row | undefined {
-    return this.g.bases[this.at[r]!];
-  }
-
-  /** The key index (in the row's key order) of the `k`-th changed value of row `r`, ascending. */
-  changedField(r: number, k: number): number {
-    return this.g.changed[this.g.changedAt[this.at[r]!]! + k]!;
-  }
-
-  /** Where row `r` starts in `bytes`. */
-  rowStart(r: number): number {
-    return this.g.start[this.at[r]!]!;
-  }
-
-  /** Three entries per field of row `r` from `fieldAt(r)`: value start and end relative to `rowStart(r)`, 1 when those bytes are the value's JSON. */
-  get fields(): Int32Array {
-    return this.g.fields;
-  }
-
-  /** The first entry of row `r` in `fields`. */
-  fieldAt(r: number): number {
-    return this.g.fieldAt[this.at[r]!]!;
-  }
 }
 
 /** A failed row: not JSON. */
@@ -219,7 +169,7 @@ export class ListReader {
       const lf = last.fields;
       for (let k = 0; k < n; k++) nf[at + k] = lf[from + k]!;
     }
-    next.add(s, s + len, last.rows[j]!, layout, at);
+    next.add(s, s + len, last.rows[j]!, layout, at, last.dropped[j]!);
     this.cursor++;
   }
 
@@ -284,7 +234,7 @@ export class ListReader {
     if (p + tail > end || !sameView(nv, p, lv, lp, tail)) return this.undo(next, used, changes);
     const base = last.rows[j] as Row;
     const row = count === 0 ? base : this.copy(base, layout, next, changes, count);
-    const q = next.add(s, p + tail, row, layout, at);
+    const q = next.add(s, p + tail, row, layout, at, 0);
     next.bases[q] = base;
     next.changedAt[q] = changes;
     next.changedCount[q] = count;
@@ -320,7 +270,7 @@ export class ListReader {
     const table = list.row as FieldTable;
     const r = normaliseRow(raw, table, list.rowKey, list.required);
     if (typeof r === 'string') {
-      next.add(s, e, r, undefined, 0);
+      next.add(s, e, r, undefined, 0, 1);
       this.cursor++;
       return e;
     }
@@ -345,7 +295,7 @@ export class ListReader {
         nf[at + 3 * f + 2] = tokenIsJson(b, vs, ve, r[layout.names[f]!]) ? 1 : 0;
       }
     }
-    next.add(s, e, r, layout, at);
+    next.add(s, e, r, layout, at, 0);
     return e;
   }
 
