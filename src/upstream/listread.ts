@@ -20,9 +20,9 @@ import { FieldScan, canonicalInteger, compositeEnd, firstArray, scalarEnd, skipW
 /** Why a body was not read incrementally (it is then read whole). */
 export type PlainReason = 'envelope' | 'rows' | 'syntax';
 
-/** A list body read incrementally: the normalised body, and how its rows relate to the previous read's. */
 export { ListDelta } from './generation.js';
 
+/** A list body read incrementally: the normalised body, and how its rows relate to the previous read's. */
 export interface ListRead {
   readonly value: Normalised;
   readonly delta: ListDelta;

@@ -241,9 +241,3 @@ export function plainAsciiString(b: Uint8Array, s: number, e: number): boolean {
   }
   return true;
 }
-
-/** Whether `len` bytes of `a` from `ai` equal those of `b` from `bi` (both ranges in bounds). */
-export function sameBytes(a: Uint8Array, ai: number, b: Uint8Array, bi: number, len: number): boolean {
-  for (let k = 0; k < len; k++) if (a[ai + k] !== b[bi + k]) return false;
-  return true;
-}
