@@ -159,7 +159,16 @@ async function main(): Promise<void> {
   await timed('cycle', async () => {
     log('cycle');
     await settle(cfg);
-    results.cycle = await inServer<CycleResult>('cycle', cfg.cycle, 300_000).catch(errorOf);
+    const profileDir = cfg.profile.includes('server') ? 'bench/results/profiles/cycle' : undefined;
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+    results.cycle = await inServer<CycleResult>('cycle', { ...cfg.cycle, ...(profileDir ? { profileDir } : {}) }, 300_000).catch(errorOf);
+    const prof = (results.cycle as CycleResult).profile;
+    if (prof) {
+      for (const [path, hot] of Object.entries(prof)) {
+        log(`  cycle ${path} path profile (${profileDir}/cycle-${path}.cpuprofile), self time:`);
+        for (const h of hot.slice(0, 10)) log(`    ${String(h.pct).padStart(5)}%  ${h.fn}`);
+      }
+    }
   });
   await timed('fanout', () => fanout(cfg, results));
   await timed('connections', () => connections(cfg, results));

@@ -545,6 +545,7 @@ export class Bridge {
       m.upstreamCalls.inc({ endpoint: e.endpointId, outcome: e.code ?? 'ok' }, e.attempts);
       m.upstreamLatency.observe({ endpoint: e.endpointId }, e.ms / 1000);
       if (e.dropped) m.rowsDropped.inc({ endpoint: e.endpointId }, e.dropped);
+      if (e.plain !== undefined) m.listPlain.inc({ endpoint: e.endpointId, reason: e.plain });
     });
     this.budget.on('change', (s) => {
       if (s.remaining !== null) m.budgetRemaining.set(s.remaining);

@@ -115,6 +115,13 @@ export class Metrics {
     labelNames: ['endpoint'] as const,
     registers: [this.registry],
   });
+  /** Polled list bodies that the incremental reader refused and that were read the plain way. */
+  readonly listPlain = new Counter({
+    name: 'krx_upstream_list_plain_total',
+    help: 'Polled list bodies read the plain way because the incremental reader refused their shape, by endpoint and reason',
+    labelNames: ['endpoint', 'reason'] as const,
+    registers: [this.registry],
+  });
   /** Upstream calls left today, as last reported. */
   readonly budgetRemaining = new Gauge({
     name: 'krx_budget_remaining',

@@ -3,6 +3,7 @@ import type { Bus, FeedStatus } from '../bus/bus.js';
 import type { Channel, ChannelState, Market } from '../protocol/constants.js';
 import type { StateStore } from '../state/store.js';
 import type { Row } from '../upstream/normalise.js';
+import { ListReader, type ListDelta } from '../upstream/listread.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { DemandView } from './demand.js';
 import type { MarketClock } from '../market/clock.js';
@@ -16,12 +17,19 @@ import { closingRow, isClosingCall, planClosed, type Missing } from './closed.js
  * requests for the same resource) in flight.
  */
 
-/** The upstream call a feed makes (UpstreamClient.call). */
+/** What a feed gets back from a call. */
+export interface FeedAnswer {
+  readonly data: Record<string, unknown>;
+  readonly rows: Row[];
+  readonly dropped: number;
+  readonly receivedAt: number;
+  /** How `rows` relate to the reader's last read (see `ListReader`). */
+  readonly delta?: ListDelta;
+}
+
+/** The upstream call a feed makes (UpstreamClient.call); `opts.list` is the reader of that call's list bodies. */
 export interface FeedCaller {
-  call(
-    id: string,
-    params: Record<string, unknown>,
-  ): Promise<{ data: Record<string, unknown>; rows: Row[]; dropped: number; receivedAt: number }>;
+  call(id: string, params: Record<string, unknown>, opts?: { list?: ListReader }): Promise<FeedAnswer>;
 }
 
 /** The budget as a feed sees it. */
@@ -96,6 +104,8 @@ export class Feed {
   private idleSince: number | undefined;
   /** When the market opens, as of entering `closed`. */
   private opensAt: number | undefined;
+  /** The list reader of each call this feed makes (by endpoint and parameters): the same call returns mostly the same rows. */
+  private readers = new Map<string, ListReader>();
 
   /** A stopped feed of `channel` on `market`, polling the `family` endpoints. */
   constructor(
@@ -213,9 +223,22 @@ export class Feed {
     const interval = Math.min(MAX_INTERVAL_MS, ctx.intervalFor(this));
     this.lastStart = now;
     this.cycles++;
-    const results = await Promise.allSettled(calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
+    const results = await this.callAll(calls);
     this.calls += calls.length;
     return this.settle(calls, results, now, interval);
+  }
+
+  /** Makes a cycle's calls, each with its list reader; readers of calls no longer planned are let go. */
+  private callAll(calls: PlannedCall[]): Promise<PromiseSettledResult<FeedAnswer>[]> {
+    const readers = new Map<string, ListReader>();
+    const mine = calls.map((c) => {
+      const key = `${c.endpointId} ${JSON.stringify(c.params)}`;
+      const r = readers.get(key) ?? this.readers.get(key) ?? new ListReader();
+      readers.set(key, r);
+      return r;
+    });
+    this.readers = readers;
+    return Promise.allSettled(calls.map((c, i) => this.ctx.caller.call(c.endpointId, { ...c.params }, { list: mine[i]! })));
   }
 
   /**
@@ -250,7 +273,7 @@ export class Feed {
   }
 
   /** Applies what a closed-market fetch got (its rows are the last state, published as usual); returns the first failure's code. */
-  private settleClosed(calls: PlannedCall[], results: PromiseSettledResult<Awaited<ReturnType<FeedCaller['call']>>>[]): string | undefined {
+  private settleClosed(calls: PlannedCall[], results: PromiseSettledResult<FeedAnswer>[]): string | undefined {
     let failure: string | undefined;
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
@@ -262,7 +285,7 @@ export class Feed {
       const rows = this.rowsOf(r.value, calls[i]!);
       if (rows.length === 0) continue;
       this.lastOkTs = r.value.receivedAt;
-      this.publish(rows, r.value.receivedAt);
+      this.publish(rows, r.value.receivedAt, rows === r.value.rows ? r.value.delta : undefined);
     }
     return failure;
   }
@@ -285,13 +308,13 @@ export class Feed {
 
   private settle(
     calls: PlannedCall[],
-    results: PromiseSettledResult<Awaited<ReturnType<FeedCaller['call']>>>[],
+    results: PromiseSettledResult<FeedAnswer>[],
     started: number,
     interval: number,
   ): number {
     let firstError: ErrorLike | undefined;
     let drift: string | undefined;
-    const usable: { rows: Row[]; ts: number }[] = [];
+    const usable: { rows: Row[]; ts: number; delta: ListDelta | undefined }[] = [];
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
       if (r.status === 'rejected') {
@@ -303,7 +326,7 @@ export class Feed {
         drift = `schema drift: all ${r.value.dropped} rows unusable`;
         continue;
       }
-      usable.push({ rows, ts: r.value.receivedAt });
+      usable.push({ rows, ts: r.value.receivedAt, delta: rows === r.value.rows ? r.value.delta : undefined });
     }
     // A recovered feed says `live` before its first fresh data, so no client sees fresh rows under a stale status.
     const ok = firstError === undefined && drift === undefined;
@@ -312,7 +335,7 @@ export class Feed {
       this.lastOkTs = this.ctx.clock.now();
       this.setState('live', undefined, interval);
     }
-    for (const u of usable) this.publish(u.rows, u.ts);
+    for (const u of usable) this.publish(u.rows, u.ts, u.delta);
     this.ctx.metrics?.cycleTime.observe({ feed: this.key }, (this.ctx.clock.now() - started) / 1000);
     if (firstError) return this.failed(firstError);
     if (drift) return this.failed({ code: 'malformed_body', message: drift });
@@ -328,9 +351,9 @@ export class Feed {
     return [typeof row.isuSrtCd === 'string' && row.isuSrtCd ? row : { ...row, isuSrtCd: code as string }];
   }
 
-  private publish(rows: Row[], ts: number): void {
+  private publish(rows: Row[], ts: number, delta: ListDelta | undefined): void {
     const t0 = performance.now();
-    const batch = this.ctx.store.apply(this.channel, this.market, rows, ts);
+    const batch = this.ctx.store.apply(this.channel, this.market, rows, ts, undefined, delta);
     this.ctx.bus.publish(batch);
     const m = this.ctx.metrics;
     if (m) {

@@ -154,6 +154,8 @@ export interface RowShape {
   readonly headCrcs: Int32Array;
   /** Per canonical position: the table that advances a CRC state over that head's length. */
   readonly headSkips: readonly Int32Array[];
+  /** Per canonical position: the index of that key in `keys`. */
+  readonly order: Int32Array;
 }
 
 /** The shape of a row (allocates; cache the result). */
@@ -163,7 +165,8 @@ export function rowShape(row: Readonly<Record<string, unknown>>): RowShape {
   const heads = sorted.map((k, i) => (i === 0 ? '{' : ',') + JSON.stringify(k) + ':');
   const headCrcs = Int32Array.from(heads, (h) => update(0, h));
   const headSkips = heads.map((h) => skipTable(utf8Length(h)));
-  return { keys, sorted, heads, headCrcs, headSkips };
+  const order = Int32Array.from(sorted, (k) => keys.indexOf(k));
+  return { keys, sorted, heads, headCrcs, headSkips, order };
 }
 
 function utf8Length(s: string): number {
@@ -229,6 +232,33 @@ export function shapedChecksum(row: Readonly<Record<string, unknown>>, shape: Ro
   if (n === 0) return crc32('{}');
   let c = INIT;
   for (let i = 0; i < n; i++) c = value(head(c, tables[i]!, crcs[i]!), row[sorted[i]!]);
+  return (byte(c, 0x7d) ^ INIT) >>> 0;
+}
+
+/**
+ * `shapedChecksum` of a row some of whose values are at hand as the UTF-8
+ * bytes of their JSON (a row just read from an upstream body). The value
+ * of key `k` (index in `shape.keys`) is described by
+ * `fields[at + 3k .. at + 3k + 2]`: where it starts and ends in `text`,
+ * relative to `start`, and 1 when those bytes are its JSON; other values
+ * are serialised as usual.
+ */
+export function textChecksum(row: Readonly<Record<string, unknown>>, shape: RowShape, text: Uint8Array, start: number, fields: Int32Array, at: number): number {
+  const sorted = shape.sorted;
+  const order = shape.order;
+  const crcs = shape.headCrcs;
+  const tables = shape.headSkips;
+  const n = sorted.length;
+  if (n === 0) return crc32('{}');
+  let c = INIT;
+  for (let i = 0; i < n; i++) {
+    c = head(c, tables[i]!, crcs[i]!);
+    const k = at + 3 * order[i]!;
+    if (fields[k + 2] === 1) {
+      const e = start + fields[k + 1]!;
+      for (let x = start + fields[k]!; x < e; x++) c = TABLE[(c ^ text[x]!) & 0xff]! ^ (c >>> 8);
+    } else c = value(c, row[sorted[i]!]);
+  }
   return (byte(c, 0x7d) ^ INIT) >>> 0;
 }
 

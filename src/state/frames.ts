@@ -69,3 +69,14 @@ export function flat(s: string): string {
 export function snapshotFrameOf(head: string, seq: number, ts: number, tail: string): string {
   return head + seq + ',"ts":' + (jsonScalar(ts) ?? 'null') + tail;
 }
+
+/** The bytes of an ASCII text (frame fragments written as bytes); undefined when the text is not ASCII. */
+export function asciiBytes(s: string): Uint8Array | undefined {
+  const out = new Uint8Array(s.length);
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c > 0x7f) return undefined;
+    out[k] = c;
+  }
+  return out;
+}

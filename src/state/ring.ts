@@ -2,34 +2,37 @@
  * A fixed-capacity ring of serialised patch frames of one topic, by seq, for
  * resume: a client that reconnects with its last seq gets the frames it
  * missed if they are all still here.
+ *
+ * The ring holds one run of consecutive seqs ending at the last one pushed:
+ * a resume needs every frame from its seq to the latest, so frames before a
+ * gap could never be sent, and a seq need not be stored per frame.
  */
 export class ReplayRing {
   private readonly frames: (string | undefined)[];
-  private readonly seqs: Float64Array;
   private head = 0;
   private size = 0;
+  /** Seq of the last frame pushed (meaningful while `size` > 0). */
+  private last = 0;
 
   /** A ring holding the last `capacity` frames (at least 1). */
   constructor(readonly capacity: number) {
     const c = Math.max(1, Math.floor(capacity));
     this.frames = new Array<string | undefined>(c);
-    this.seqs = new Float64Array(c);
   }
 
-  /** Adds the frame of `seq`; seqs must be pushed in increasing order. */
+  /** Adds the frame of `seq`; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
   push(seq: number, frame: string): void {
     const c = this.frames.length;
+    if (this.size > 0 && seq !== this.last + 1) this.size = 0;
     this.frames[this.head] = frame;
-    this.seqs[this.head] = seq;
-    this.head = (this.head + 1) % c;
+    if (++this.head === c) this.head = 0;
     if (this.size < c) this.size++;
+    this.last = seq;
   }
 
   /** Oldest seq held, or undefined when empty. */
   oldest(): number | undefined {
-    if (this.size === 0) return undefined;
-    const c = this.frames.length;
-    return this.seqs[(this.head - this.size + c) % c];
+    return this.size === 0 ? undefined : this.last - this.size + 1;
   }
 
   /**
@@ -39,21 +42,11 @@ export class ReplayRing {
    */
   since(after: number, latest: number): string[] | undefined {
     if (after === latest) return [];
-    if (after > latest || this.size === 0) return undefined;
+    if (after > latest || this.size === 0 || latest !== this.last || after + 1 < this.last - this.size + 1) return undefined;
     const c = this.frames.length;
-    const first = this.oldest()!;
-    if (after + 1 < first) return undefined;
     const out: string[] = [];
-    let expect = after + 1;
-    for (let i = 0; i < this.size; i++) {
-      const idx = (this.head - this.size + i + c) % c;
-      const seq = this.seqs[idx]!;
-      if (seq <= after) continue;
-      if (seq !== expect) return undefined;
-      out.push(this.frames[idx]!);
-      expect++;
-    }
-    return expect - 1 === latest ? out : undefined;
+    for (let seq = after + 1; seq <= latest; seq++) out.push(this.frames[(this.head - 1 - (latest - seq) + 2 * c) % c]!);
+    return out;
   }
 
   /** Drops every frame (e.g. when the topic's row is replaced by a snapshot). */

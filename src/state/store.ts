@@ -3,12 +3,14 @@ import type { Row } from '../upstream/normalise.js';
 import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
-import { rowChecksum, shapedChecksum } from '../protocol/crc32.js';
+import { rowChecksum, shapedChecksum, textChecksum } from '../protocol/crc32.js';
+import type { ListDelta } from '../upstream/listread.js';
 import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from '../protocol/patch.js';
 import { flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
 import { Layouts, diffLaid, laidOpsJson, type RowLayout } from './layout.js';
 import { ReplayRing } from './ring.js';
+import { ValueFrames } from './valueframes.js';
 
 export type { ChangeEvent } from './change.js';
 
@@ -204,16 +206,26 @@ export class StateStore {
    * `patch` (or a `snapshot` for a topic seen for the first time) with
    * `seq` one above the previous. Rows equal to the stored row produce
    * nothing. Returns the batch of changes (possibly empty).
+   *
+   * `delta`, from the `ListReader` that read `rows`, lets a row that is the
+   * stored row with a few values changed be diffed and checksummed from
+   * those values alone; the changes are the same as without it.
    */
-  apply(channel: Channel, market: Market, rows: readonly Row[], ts: number, keyField = 'isuSrtCd'): ChangeBatch {
+  apply(channel: Channel, market: Market, rows: readonly Row[], ts: number, keyField = 'isuSrtCd', delta?: ListDelta): ChangeBatch {
     const { entries, layouts, order } = this.feed(channel, market);
     const events: ChangeEvent[] = [];
     let tsPart: string | undefined;
+    let frames: ValueFrames | undefined;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
+      let e = order[i];
+      // The very row object stored at this place last time (the reader found the same bytes): only its time changes.
+      if (e !== undefined && e.row === row) {
+        e.seenTs = ts;
+        continue;
+      }
       const code = row[keyField];
       if (typeof code !== 'string' || code.length === 0) continue;
-      let e = order[i];
       if (e === undefined || e.code !== code) {
         e = entries.get(code);
         if (e === undefined) {
@@ -228,9 +240,18 @@ export class StateStore {
       }
       e.seenTs = ts;
       const prev = e.row;
+      if (row === prev) continue;
       const layout = (e.layout ??= layouts.of(prev));
+      if (delta !== undefined && delta.changedCount(i) > 0 && delta.base(i) === prev) {
+        events.push(this.changedValues(e, row, layout, delta, i, ts, (frames ??= new ValueFrames(channel, market, ts))));
+        continue;
+      }
       const n = diffLaid(prev, row, layout);
-      if (n === 0) continue;
+      if (n === 0) {
+        // Equal, key for key and in the same order: keep the newer object, so the next read of the same bytes finds it stored.
+        e.row = row;
+        continue;
+      }
       let ops: PatchOp[] | undefined;
       let frame: string | undefined;
       if (n > 0) {
@@ -253,6 +274,30 @@ export class StateStore {
       events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
     }
     return { channel, market, ts, events };
+  }
+
+  /**
+   * The change of a row that is the stored row with the values the reader
+   * listed changed (at least one; the keys are the stored row's): its
+   * checksum and its patch frame are made from those values' bytes in the
+   * body, byte for byte what `apply` makes of them otherwise.
+   */
+  private changedValues(e: TopicEntry, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
+    e.crc = textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
+    const seq = e.seq + 1;
+    const frame = frames.write(e.code, seq, e.crc, layout, d, i) ?? this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart);
+    (e.ring ??= new ReplayRing(this.ringSize)).push(seq, frame);
+    e.row = row;
+    e.seq = seq;
+    e.ts = ts;
+    return new Change(e.topic, e.code, seq, 'patch', frame, row, e.crc);
+  }
+
+  /** The patch frame serialised from the row's changed values (as `apply` does for rows without a delta). */
+  private frameOfRow(e: TopicEntry, seq: number, row: Row, layout: RowLayout, d: ListDelta, i: number, tsPart: string): string {
+    const n = d.changedCount(i);
+    for (let k = 0; k < n; k++) layout.changed[k] = d.changedField(i, k);
+    return flat((e.patchHead ??= patchHead(e.topic)) + seq + tsPart + laidOpsJson(row, layout, n)! + patchTail(e.crc));
   }
 
   /** The entry of a topic, by feed and code. */

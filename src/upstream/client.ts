@@ -4,7 +4,9 @@ import { scrubSecrets, silentLogger, type Logger } from '../log.js';
 import { Budget } from './budget.js';
 import { findEndpoint, type Endpoint } from './catalogue.js';
 import { UpstreamError, errorFromResponse, type UpstreamErrorCode } from './errors.js';
-import { normaliseBody, type Row, type RowIssue } from './normalise.js';
+import { readBody } from './body.js';
+import type { ListDelta, ListReader, PlainReason } from './listread.js';
+import type { Row, RowIssue } from './normalise.js';
 import { renderPath } from './paths.js';
 import { Transport, type TransportOptions, type TransportResponse } from './transport.js';
 
@@ -46,6 +48,12 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Called before each HTTP attempt (the first and every retry). */
   readonly onAttempt?: () => void;
+  /**
+   * Reads a list body incrementally against the last body this reader read
+   * (one reader per call site, e.g. a poll feed's call). The result is the
+   * same; `UpstreamResult.delta` tells the state store which rows changed.
+   */
+  readonly list?: ListReader;
 }
 
 /** A successful call: the normalised body and facts about the response. */
@@ -60,6 +68,10 @@ export interface UpstreamResult {
   readonly dropped: number;
   /** Descriptions of dropped rows and nulled fields (at most 20). */
   readonly issues: readonly RowIssue[];
+  /** How `rows` relate to the last read of `CallOptions.list`, when the body was read incrementally. */
+  readonly delta?: ListDelta;
+  /** Why a body was read the plain way although `CallOptions.list` was given. */
+  readonly plain?: PlainReason;
   /** HTTP status (2xx). */
   readonly status: number;
   /** When the response arrived, ms since the epoch (the client's clock). */
@@ -82,6 +94,8 @@ export interface CallEvent {
   readonly dropped: number;
   /** HTTP attempts made; 0 when the call was refused before any request. */
   readonly attempts: number;
+  /** A list body that a reader was given for but that was read the plain way (successfully or not), and why. */
+  readonly plain?: PlainReason;
 }
 
 /** Events of an `UpstreamClient`. */
@@ -94,6 +108,8 @@ interface Progress {
   status: number | null;
   attempts: number;
   path?: string;
+  /** Why a list body was read the plain way although a reader was given. */
+  plain?: PlainReason;
 }
 
 /** Readable text of zod issues, naming each parameter. */
@@ -145,14 +161,29 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
     const progress: Progress = { status: null, attempts: 0 };
     try {
       const result = await this.#call(endpointId, params, opts, progress);
-      this.#emitCall({ endpointId, status: result.status, ms: result.ms, dropped: result.dropped, attempts: progress.attempts });
+      this.#emitCall({
+        endpointId,
+        status: result.status,
+        ms: result.ms,
+        dropped: result.dropped,
+        attempts: progress.attempts,
+        ...(progress.plain !== undefined ? { plain: progress.plain } : {}),
+      });
       this.#logSuccess(result, progress);
       return result;
     } catch (err) {
       const ms = performance.now() - started;
       const failure = this.#failure(endpointId, err, opts.signal);
       const code = failure instanceof UpstreamError ? failure.code : 'aborted';
-      this.#emitCall({ endpointId, status: progress.status, ms, code, dropped: 0, attempts: progress.attempts });
+      this.#emitCall({
+        endpointId,
+        status: progress.status,
+        ms,
+        code,
+        dropped: 0,
+        attempts: progress.attempts,
+        ...(progress.plain !== undefined ? { plain: progress.plain } : {}),
+      });
       this.#log.debug(
         { endpoint: endpointId, path: progress.path, status: progress.status, code, ms: Math.round(ms), attempts: progress.attempts },
         'upstream call failed',
@@ -197,12 +228,12 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
     });
     const receivedAt = this.#now();
     if (res.status < 200 || res.status > 299) {
-      throw errorFromResponse(res.status, res.body, id, {
+      throw errorFromResponse(res.status, res.bytes.toString('utf8'), id, {
         secrets: this.#secrets,
         ...(res.status === 429 && this.budget.resetAt !== null ? { resetAt: this.budget.resetAt } : {}),
       });
     }
-    return this.#result(e, res, receivedAt);
+    return this.#result(e, res, receivedAt, opts.list, progress);
   }
 
   /** The error a failed call rejects with: an `UpstreamError`, or the abort reason when the caller aborted. */
@@ -220,26 +251,31 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
     if (status === 429) this.budget.exhaust(now);
   }
 
-  #result(e: Endpoint, res: TransportResponse, receivedAt: number): UpstreamResult {
-    let body: unknown;
-    try {
-      body = JSON.parse(res.body);
-    } catch (err) {
-      const why = scrubSecrets(err instanceof Error ? err.message : String(err), this.#secrets);
-      throw new UpstreamError('malformed_body', `${e.id}: body is not JSON (${why})`, {
-        status: res.status,
-        endpointId: e.id,
-      });
+  #result(e: Endpoint, res: TransportResponse, receivedAt: number, reader: ListReader | undefined, progress: Progress): UpstreamResult {
+    const r = readBody(e, res.bytes, reader);
+    if (r.plain !== undefined) progress.plain = r.plain;
+    if (!r.ok) {
+      const why = r.kind === 'json' ? `body is not JSON (${scrubSecrets(r.reason, this.#secrets)})` : r.reason;
+      throw new UpstreamError('malformed_body', `${e.id}: ${why}`, { status: res.status, endpointId: e.id });
     }
-    const n = normaliseBody(e.response, body);
-    if (!n.ok) throw new UpstreamError('malformed_body', `${e.id}: ${n.reason}`, { status: res.status, endpointId: e.id });
-    const { data, rows, dropped, issues } = n.value;
-    return { endpoint: e, data, rows, dropped, issues, status: res.status, receivedAt, ms: res.ms };
+    const { data, rows, dropped, issues } = r.value;
+    return {
+      endpoint: e,
+      data,
+      rows,
+      dropped,
+      issues,
+      ...(r.delta !== undefined ? { delta: r.delta } : {}),
+      ...(r.plain !== undefined ? { plain: r.plain } : {}),
+      status: res.status,
+      receivedAt,
+      ms: res.ms,
+    };
   }
 
   #logSuccess(r: UpstreamResult, progress: Progress): void {
     const fields = { endpoint: r.endpoint.id, path: progress.path, status: r.status, ms: Math.round(r.ms), attempts: progress.attempts };
-    this.#log.debug({ ...fields, rows: r.rows.length, dropped: r.dropped }, 'upstream call');
+    this.#log.debug({ ...fields, rows: r.rows.length, dropped: r.dropped, ...(progress.plain !== undefined ? { plain: progress.plain } : {}) }, 'upstream call');
     if (r.dropped > 0) {
       this.#log.warn({ ...fields, dropped: r.dropped, issues: r.issues.slice(0, 3) }, 'upstream rows dropped');
     }

@@ -227,12 +227,22 @@ export function unwrap(body: unknown): { body: Record<string, unknown>; envelope
   return { body: o, envelope: 'bare' };
 }
 
+/** The top level of a body, normalised, and its list as it came (see `normaliseTop`). */
+export interface NormalisedTop {
+  /** Top-level fields without the list, normalised as `normaliseBody` leaves them. */
+  readonly data: Record<string, unknown>;
+  /** The list's value in the body, as parsed (an empty array when the body has no list key). */
+  readonly list: unknown;
+  /** Issues of top-level fields (nulled as invalid). */
+  readonly issues: RowIssue[];
+}
+
 /**
- * A whole response body normalised against its entry's response spec.
- * Unusable rows are dropped and counted; the body as a whole fails only
- * when it is not an object or its list is not an array.
+ * The first half of `normaliseBody`: the envelope unwrapped, the list
+ * found under its key or an alias, every other top-level field normalised.
+ * Fails only when the body is not a JSON object.
  */
-export function normaliseBody(spec: ResponseSpec, body: unknown): NormaliseResult {
+export function normaliseTop(spec: ResponseSpec, body: unknown): { ok: true; value: NormalisedTop } | { ok: false; reason: string } {
   const u = unwrap(body);
   if (!u) return { ok: false, reason: 'body is not a JSON object' };
   const src = u.body;
@@ -265,10 +275,22 @@ export function normaliseBody(spec: ResponseSpec, body: unknown): NormaliseResul
       data[name] = null;
     } else data[name] = c;
   }
+  return { ok: true, value: { data, list: listKeyInBody === undefined ? [] : src[listKeyInBody], issues } };
+}
+
+/**
+ * A whole response body normalised against its entry's response spec.
+ * Unusable rows are dropped and counted; the body as a whole fails only
+ * when it is not an object or its list is not an array.
+ */
+export function normaliseBody(spec: ResponseSpec, body: unknown): NormaliseResult {
+  const top = normaliseTop(spec, body);
+  if (!top.ok) return { ok: false, reason: top.reason };
+  const { data, list: rawList, issues } = top.value;
+  const list = spec.list;
   let rows: Row[] = [];
   let dropped = 0;
   if (list) {
-    const rawList = listKeyInBody === undefined ? [] : src[listKeyInBody];
     if (rawList !== null && !Array.isArray(rawList)) return { ok: false, reason: `${list.key} is not an array` };
     const arr = (rawList ?? []) as unknown[];
     rows = new Array<Row>();

@@ -43,8 +43,8 @@ export interface TransportResponse {
   readonly status: number;
   /** Response headers (lower-case names). */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** The body as text (UTF-8). */
-  readonly body: string;
+  /** The body's bytes, as they arrived (UTF-8 JSON when all is well). */
+  readonly bytes: Buffer;
   /** Time from the first attempt's start to this response's last byte, ms. */
   readonly ms: number;
   /** Attempts made, 1 + retries used. */
@@ -81,7 +81,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 
 class BodyTooLarge extends Error {}
 
-async function readBody(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+async function readBody(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -93,7 +93,8 @@ async function readBody(body: Dispatcher.ResponseData['body'], max: number): Pro
     }
     chunks.push(buf);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  // Left as bytes: a list reader compares them with the last body's without decoding them.
+  return Buffer.concat(chunks, size);
 }
 
 /** HTTP GETs to one upstream origin over a keep-alive pool; `close()` when done. */
@@ -201,8 +202,8 @@ export class Transport {
         headers: this.#headers,
         signal: ac.signal,
       });
-      const body = await readBody(res.body, this.#maxBody);
-      return { status: res.statusCode, headers: res.headers, body };
+      const bytes = await readBody(res.body, this.#maxBody);
+      return { status: res.statusCode, headers: res.headers, bytes };
     } catch (err) {
       if (caller?.aborted) throw caller.reason;
       throw this.#failure(err, timedOut, opts.label, path);

@@ -5,7 +5,7 @@ import type { Results } from '../../bench/report.js';
 const ALL = ['fanout', 'snapshot', 'connections', 'cycle', 'economy'];
 const PEERS = ['bridge', 'socketio', 'naive', 'floor'];
 
-function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; economy?: number; snapshot?: unknown } = {}): Results {
+function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; economy?: number; snapshot?: unknown; cycle?: number } = {}): Results {
   return {
     machine: {},
     mode: 'quick',
@@ -16,7 +16,7 @@ function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; econo
     },
     snapshot: over.snapshot ?? { ms: 40 },
     connections: { rssKbPerConn: over.rss ?? 11 } as never,
-    cycle: { ratioToJsonParse: 2.5 } as never,
+    cycle: { ratioToJsonParse: over.cycle ?? 0.9, mismatches: 0, plainReads: 0 } as never,
     economy: { ratioToMinimum: over.economy ?? 1, idleRealtimeCalls: 0 } as never,
   };
 }
@@ -24,7 +24,7 @@ function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; econo
 describe('bench targets', () => {
   it('meets every target with figures inside them', () => {
     const out = checkResults(results(), ALL, PEERS);
-    expect(out).toHaveLength(12);
+    expect(out).toHaveLength(14);
     expect(out.every((o) => o.met && o.withinCi)).toBe(true);
   });
 
@@ -64,6 +64,21 @@ describe('bench targets', () => {
 
   it('skips scenarios and peers that were not run', () => {
     const out = checkResults(results(), ['cycle', 'fanout'], ['bridge']);
-    expect(out.map((o) => o.name)).toEqual(['fanout p99 ms', 'fanout lost', 'fanout out of order', 'fanout closed', 'cycle vs JSON.parse']);
+    expect(out.map((o) => o.name)).toEqual([
+      'fanout p99 ms',
+      'fanout lost',
+      'fanout out of order',
+      'fanout closed',
+      'cycle vs JSON.parse',
+      'cycle events differ from plain',
+      'cycle bodies read plain',
+    ]);
+  });
+
+  it('holds the cycle to JSON.parse of the same body, with the CI limit past it', () => {
+    const at = (v: number) => checkResults(results({ cycle: v }), ['cycle'], []).find((o) => o.name === 'cycle vs JSON.parse')!;
+    expect(at(0.95)).toMatchObject({ met: true, withinCi: true });
+    expect(at(1.6)).toMatchObject({ met: false, withinCi: true });
+    expect(at(2.6)).toMatchObject({ met: false, withinCi: false });
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metric } from '../reliability/helpers.js';
 import { connect, freeze, sleep, startBridge, truth, until, type TestBridge, type TestClient } from './helpers.js';
 
 /**
@@ -14,8 +15,22 @@ describe('bridge channels against the simulator', () => {
   const kospi = ['005930', '000660', '035420', '005380', '069500'];
   const kosdaq = ['247540', '086520', '028300', '263750', '293490'];
 
+  // The poller's list calls, as the upstream client answered them: with a list reader, and read incrementally or not.
+  const lists = { calls: 0, incremental: 0, plain: 0 };
+
   beforeAll(async () => {
     tb = await startBridge();
+    const up = tb.bridge.upstream!;
+    const call = up.call.bind(up);
+    up.call = async (...args: Parameters<typeof call>) => {
+      const r = await call(...args);
+      if (args[2]?.list !== undefined && r.endpoint.response.list !== undefined) {
+        lists.calls++;
+        if (r.delta !== undefined) lists.incremental++;
+        if (r.plain !== undefined) lists.plain++;
+      }
+      return r;
+    };
     c = await connect(tb);
     wild = await connect(tb);
   });
@@ -51,6 +66,10 @@ describe('bridge channels against the simulator', () => {
       // Patches arrived, not only snapshots.
       expect(c.ofType('patch').length).toBeGreaterThan(20);
       expect(c.problems).toEqual([]);
+      // Every list answer of the poll went through its call's reader, incrementally; none was read the plain way.
+      expect(lists.calls).toBeGreaterThan(50);
+      expect(lists).toMatchObject({ incremental: lists.calls, plain: 0 });
+      expect(await metric(tb.bridge.metrics, 'krx_upstream_list_plain_total')).toBe(0);
 
       const ids: Record<string, [string, Record<string, unknown>]> = {
         'quote.kospi': ['v2.multiquote.lists', { marketcode: 'kospi' }],

@@ -8,6 +8,10 @@ import { StateStore } from '../../src/state/store.js';
 import { LocalBus, type FeedStatus } from '../../src/bus/bus.js';
 import { silentLogger } from '../../src/log.js';
 import type { Row } from '../../src/upstream/normalise.js';
+import { readBody } from '../../src/upstream/body.js';
+import { endpoint } from '../../src/upstream/catalogue.js';
+import type { ListReader } from '../../src/upstream/listread.js';
+import type { ChangeEvent } from '../../src/state/store.js';
 
 const SESSIONS = new Sessions(new KrxCalendar());
 
@@ -65,6 +69,61 @@ describe('Poller', () => {
   afterEach(() => {
     poller?.stop();
     vi.useRealTimers();
+  });
+
+  it('reads the list bodies of each call with a reader of its own, and publishes what the plain way would', async () => {
+    const served: { id: string; key: string; reader: ListReader | undefined; body: Buffer; ts: number; delta: boolean }[] = [];
+    let tick = 0;
+    const bodyCaller = {
+      async call(id: string, params: Record<string, unknown>, opts?: { list?: ListReader }) {
+        const codes = (params.isuCd as string[] | undefined) ?? ['005930', '000660', '035420'];
+        // Every other cycle one code's price moves; the rest of the body stays byte for byte the same.
+        const rows = codes.map((c, i) => ({ isuSrtCd: c, trdPrc: 100 + i + (i === 1 ? Math.floor(tick / 2) : 0), accTrdvol: 5 }));
+        const key = id === 'v2.multiquote.price' ? 'isulist' : 'isuLists';
+        const body = Buffer.from(JSON.stringify({ trdDd: '20240603', [key]: rows }));
+        tick++;
+        const r = readBody(endpoint(id), body, opts?.list);
+        if (!r.ok) throw new Error(r.reason);
+        const ts = Date.now();
+        served.push({ id, key: `${id} ${JSON.stringify(params)}`, reader: opts?.list, body, ts, delta: r.delta !== undefined });
+        return { data: r.value.data, rows: r.value.rows, dropped: r.value.dropped, receivedAt: ts, ...(r.delta ? { delta: r.delta } : {}) };
+      },
+    };
+    const published: ChangeEvent[] = [];
+    bus.subscribe('batch', (b) => published.push(...b.events));
+    const store = new StateStore({ epoch: 'e' });
+    const withDelta: boolean[] = [];
+    const apply = store.apply.bind(store);
+    store.apply = (...args: Parameters<StateStore['apply']>) => {
+      withDelta.push(args[5] !== undefined);
+      return apply(...args);
+    };
+    poller = new Poller({ caller: bodyCaller, budget, store, bus, demand, clock: marketClock('always', SESSIONS), logger: silentLogger(), random: () => 0.5 });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    demand.add('price', 'kospi', '005930');
+    demand.add('price', 'kospi', '000660');
+    await vi.advanceTimersByTimeAsync(6_050);
+    const keys = [...new Set(served.map((s) => s.key))];
+    expect(keys).toHaveLength(2);
+    for (const k of keys) {
+      const readers = new Set(served.filter((s) => s.key === k).map((s) => s.reader));
+      expect(readers.size).toBe(1);
+      expect([...readers][0]).toBeDefined();
+    }
+    expect(served.filter((s) => s.delta).length).toBe(served.length);
+    expect(withDelta).toStrictEqual(served.map(() => true));
+    // The plain way over the same bodies, in the same order.
+    const plain = new StateStore({ epoch: 'e' });
+    const want: ChangeEvent[] = [];
+    for (const s of served) {
+      const r = readBody(endpoint(s.id), s.body);
+      if (!r.ok) throw new Error(r.reason);
+      want.push(...plain.apply(s.id === 'v2.multiquote.price' ? 'price' : 'quote', 'kospi', r.value.rows, s.ts).events);
+    }
+    const seen = (e: ChangeEvent) => [e.topic, e.seq, e.kind, e.frame, e.crc];
+    expect(published.map(seen)).toEqual(want.map(seen));
+    expect(published.filter((e) => e.kind === 'patch').length).toBeGreaterThan(3);
   });
 
   it('makes no call while nobody subscribes', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { crc32 as zlibCrc32 } from 'node:zlib';
-import { canonicalJson, crc32, hasShape, isPlainJsonString, rowChecksum, rowShape, shapedChecksum } from '../../src/protocol/crc32.js';
+import { canonicalJson, crc32, hasShape, isPlainJsonString, rowChecksum, rowShape, shapedChecksum, textChecksum } from '../../src/protocol/crc32.js';
 
 /** The definition the protocol states: CRC-32 of the UTF-8 bytes of the canonical JSON. */
 const reference = (row: Record<string, unknown>): number => zlibCrc32(Buffer.from(canonicalJson(row), 'utf8'));
@@ -76,6 +76,27 @@ describe('rowChecksum (shape-cached, incremental)', () => {
         expect(hasShape({ ...r, extra: 1 }, shape)).toBe(false);
       }),
       { numRuns: 500 },
+    );
+  });
+  it('takes values from their JSON bytes where marked, and serialises the others, to the same checksum', () => {
+    fc.assert(
+      fc.property(row, fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }), (r, marks) => {
+        const shape = rowShape(r);
+        const n = shape.keys.length;
+        // The row's values written one after another, as JSON, after some bytes that are not the row's.
+        let text = 'xyz';
+        const fields = new Int32Array(3 * n);
+        shape.keys.forEach((k, f) => {
+          const json = JSON.stringify(r[k]);
+          const marked = marks[f]! && json !== undefined;
+          fields[3 * f] = Buffer.byteLength(text) - 3;
+          text += marked ? json : 'garbage';
+          fields[3 * f + 1] = Buffer.byteLength(text) - 3;
+          fields[3 * f + 2] = marked ? 1 : 0;
+        });
+        expect(textChecksum(r, shape, Buffer.from(text), 3, fields, 0)).toBe(reference(r));
+      }),
+      { numRuns: 2000 },
     );
   });
   it('handles the empty row, undefined values and values JSON cannot hold as canonicalJson does', () => {

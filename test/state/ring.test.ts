@@ -27,6 +27,15 @@ describe('ReplayRing', () => {
   it('refuses when the latest is not held', () => {
     const r = filled(10, 32);
     expect(r.since(5, 12)).toBeUndefined();
+    expect(r.since(5, 9)).toBeUndefined();
+  });
+  it('after a gap in seqs, holds only the frames from the gap on', () => {
+    const r = filled(6, 32);
+    r.push(9, 'f9');
+    r.push(10, 'f10');
+    expect(r.oldest()).toBe(9);
+    expect(r.since(5, 10)).toBeUndefined();
+    expect(r.since(8, 10)).toEqual(['f9', 'f10']);
   });
 });
 
@@ -51,6 +60,18 @@ describe('ReplayRing contents', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+  it('keeps frames of any sizes, for any capacity', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.array(fc.nat({ max: 3000 }), { minLength: 1, maxLength: 300 }), (cap, sizes) => {
+        const r = new ReplayRing(cap);
+        const pushed = sizes.map((n, i) => `${i}:` + '한x'.repeat(n % 7 === 0 ? n : n % 97));
+        pushed.forEach((f, i) => r.push(i + 1, f));
+        const held = Math.min(cap, pushed.length);
+        expect(r.since(pushed.length - held, pushed.length)).toEqual(pushed.slice(pushed.length - held));
+      }),
+      { numRuns: 200 },
     );
   });
   it('forgets everything on clear', () => {

@@ -22,6 +22,24 @@ describe('StateStore', () => {
     expect(s.apply('quote', 'kospi', [row('005930', 100)], 3000).events).toEqual([]);
   });
 
+  it('keeps an equal row read again, without an event, so the same object is found stored next time', () => {
+    const s = new StateStore();
+    const first = row('005930', 100);
+    s.apply('quote', 'kospi', [first], 1000);
+    const again = row('005930', 100);
+    expect(s.apply('quote', 'kospi', [again], 2000).events).toEqual([]);
+    const e = s.entry('quote', 'kospi', '005930')!;
+    expect(e.row).toBe(again);
+    expect([e.seq, e.seenTs]).toEqual([1, 2000]);
+    // The very object stored: only the time it was seen moves.
+    expect(s.apply('quote', 'kospi', [again], 3000).events).toEqual([]);
+    expect([e.row, e.seq, e.seenTs]).toEqual([again, 1, 3000]);
+    // Equal values in another key order are not adopted: the snapshot keeps the stored order.
+    const reordered = { accTrdvol: 10, trdPrc: 100, isuSrtCd: '005930' };
+    expect(s.apply('quote', 'kospi', [reordered], 4000).events).toEqual([]);
+    expect(e.row).toBe(again);
+  });
+
   it('snapshot frames carry the latest row and the last confirmation time', () => {
     const s = new StateStore();
     s.apply('quote', 'kosdaq', [row('247540', 1)], 1000);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Budget, nextReset } from '../../src/upstream/budget.js';
 import { UpstreamClient, type CallEvent, type UpstreamClientOptions } from '../../src/upstream/client.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
+import { ListReader } from '../../src/upstream/listread.js';
 import { ERROR_BODIES } from '../../src/upstream/wire.js';
 import { limits, sendJson, startServer, type TestServer } from './helpers.js';
 
@@ -284,6 +285,48 @@ describe('UpstreamClient timeouts and bodies', () => {
       expect(err.message.startsWith('v3.realtime.multiquote.lists: ')).toBe(true);
     }
     expect(server.seen).toHaveLength(bodies.length);
+  });
+
+  it('reads a list body against the last one through the reader it is given, the same bodies with or without it', async () => {
+    const row = (code: string, trdPrc: number) => ({ isuSrtCd: code, trdPrc, accTrdvol: 5 });
+    const bodies: unknown[] = [
+      { trdDd: '20240603', trdTm: '090500', isuLists: [row('005930', 100), row('000660', 200)] },
+      { trdDd: '20240603', trdTm: '090501', isuLists: [row('005930', 100), row('000660', 210)] },
+      { jsonrpc: '2.0', result: { trdDd: '20240603', trdTm: '090502', isuLists: [row('005930', 100)] }, extra: [1] },
+      { note: { x: [{ a: 1 }] }, isuLists: [row('005930', 100)] },
+      '{"isuLists": [{"isuSrtCd": "005930", "trdPrc": 1}, 7]}',
+      '{"isuLists": [{"isuSrtCd": "005930", "trdPrc": 1},]}',
+    ];
+    const reader = new ListReader();
+    const got: unknown[] = [];
+    for (const body of bodies) {
+      server.handle((_req, res) => sendJson(res, 200, body));
+      const plain = await client.call('v3.realtime.multiquote.lists', LISTS).then(
+        (r) => ({ data: r.data, dropped: r.dropped, issues: r.issues }),
+        (e: UpstreamError) => e.message,
+      );
+      const read = await client.call('v3.realtime.multiquote.lists', LISTS, { list: reader }).then(
+        (r) => {
+          got.push({ delta: r.delta !== undefined, plain: r.plain });
+          return { data: r.data, dropped: r.dropped, issues: r.issues };
+        },
+        (e: UpstreamError) => e.message,
+      );
+      expect(read).toStrictEqual(plain);
+    }
+    // Bare and wrapped envelopes read incrementally; then an array before the list, an element that is not a row, bytes that are not JSON.
+    expect(got).toStrictEqual([
+      { delta: true, plain: undefined },
+      { delta: true, plain: undefined },
+      { delta: true, plain: undefined },
+      { delta: false, plain: 'envelope' },
+      { delta: false, plain: 'rows' },
+    ]);
+    expect(events.filter((e) => e.plain !== undefined).map((e) => [e.plain, e.code])).toStrictEqual([
+      ['envelope', undefined],
+      ['rows', undefined],
+      ['syntax', 'malformed_body'],
+    ]);
   });
 
   it('updates the budget from success and error responses', async () => {
