@@ -2,6 +2,7 @@ import { num, table } from './lib/table.js';
 import type { Results, Skipped } from './report.js';
 import type { ConnectionsResult } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
+import type { E2ePeerResult, E2eResult } from './scenarios/e2e.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { PeerResult } from './scenarios/fanout.js';
 
@@ -19,7 +20,7 @@ export interface Target {
   /** Short name, e.g. `fanout cpu vs floor`. */
   readonly name: string;
   /** The scenario whose figure it is (`snapshot` runs inside `fanout`). */
-  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy';
+  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy' | 'e2e';
   /** Where the figure is in the results; `undefined` when the scenario did not run. */
   readonly read: (r: Results) => number | undefined;
   /** `max`: the figure must be at most the limit; `min`: at least; `eq`: equal. */
@@ -32,7 +33,7 @@ export interface Target {
   readonly ciTolerance?: number;
   /** Decimals to print. */
   readonly digits: number;
-  /** Fan-out peers the figure needs besides the bridge. */
+  /** Fan-out (or e2e) peers the figure needs besides the bridge. */
   readonly peers?: readonly string[];
 }
 
@@ -64,6 +65,8 @@ const ratio = (r: Results, k: string): number | undefined => {
   return v ?? undefined;
 };
 
+const e2ePeer = (r: Results, p: 'bridge' | 'socketio'): E2ePeerResult | undefined => ok<E2ePeerResult>(ok<E2eResult>(r.e2e)?.[p]);
+
 /** The targets, in report order. */
 export const TARGETS: readonly Target[] = [
   { scenario: 'fanout', name: 'fanout cpu/update vs floor', read: (r) => ratio(r, 'cpuVsFloor'), peers: ['floor'], kind: 'max', target: 1.25, ci: 2.5, digits: 3 },
@@ -73,7 +76,13 @@ export const TARGETS: readonly Target[] = [
   { scenario: 'fanout', name: 'fanout lost', read: (r) => fanoutPeer(r, 'bridge')?.lost, kind: 'eq', target: 0, ci: 0, digits: 0 },
   { scenario: 'fanout', name: 'fanout out of order', read: (r) => fanoutPeer(r, 'bridge')?.outOfOrder, kind: 'eq', target: 0, ci: 0, digits: 0 },
   { scenario: 'fanout', name: 'fanout closed', read: (r) => fanoutPeer(r, 'bridge')?.disconnects, kind: 'eq', target: 0, ci: 0, digits: 0 },
-  { scenario: 'connections', name: 'connections RSS KB/conn', read: (r) => ok<ConnectionsResult>(r.connections)?.rssKbPerConn, kind: 'max', target: 12, ci: 30, digits: 1 },
+  { scenario: 'e2e', name: 'e2e cpu/update vs socket.io', read: (r) => ok<E2eResult>(r.e2e)?.ratios.cpuVsSocketio ?? undefined, peers: ['socketio'], kind: 'max', target: 0.25, ci: 0.8, digits: 3 },
+  { scenario: 'e2e', name: 'e2e p99 ms', read: (r) => e2ePeer(r, 'bridge')?.p99Ms, kind: 'max', target: 100, ci: 250, digits: 1 },
+  { scenario: 'e2e', name: 'e2e lost', read: (r) => e2ePeer(r, 'bridge')?.lost, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'e2e', name: 'e2e out of order', read: (r) => e2ePeer(r, 'bridge')?.outOfOrder, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'e2e', name: 'e2e closed', read: (r) => e2ePeer(r, 'bridge')?.disconnects, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'connections', name: 'connections RSS KB/conn', read: (r) => ok<ConnectionsResult>(r.connections)?.rssKbPerConn, kind: 'max', target: 8, ci: 30, digits: 1 },
+  { scenario: 'connections', name: 'connections snapshot ms', read: (r) => ok<ConnectionsResult>(r.connections)?.snapshot?.ms, kind: 'max', target: 50, ci: 200, digits: 1 },
   { scenario: 'cycle', name: 'cycle vs JSON.parse', read: (r) => ok<CycleResult>(r.cycle)?.ratioToJsonParse, kind: 'max', target: 3, ci: 6, digits: 3 },
   { scenario: 'snapshot', name: 'snapshot ms', read: (r) => ok<{ ms: number }>(r.snapshot)?.ms, kind: 'max', target: 100, ci: 300, digits: 1 },
   { scenario: 'economy', name: 'economy calls vs minimum', read: (r) => ok<EconomyResult>(r.economy)?.ratioToMinimum, kind: 'eq', target: 1, ci: 1, ciTolerance: 0.1, digits: 3 },
@@ -94,7 +103,7 @@ function holds(kind: Target['kind'], value: number, limit: number, tolerance = 0
 export function checkResults(r: Results, ran: readonly string[], peers: readonly string[], targets: readonly Target[] = TARGETS): CheckOutcome[] {
   return targets
     .filter((t) => ran.includes(t.scenario))
-    .filter((t) => t.scenario !== 'fanout' || [...(t.peers ?? []), 'bridge'].every((p) => peers.includes(p)))
+    .filter((t) => (t.scenario !== 'fanout' && t.scenario !== 'e2e') || [...(t.peers ?? []), 'bridge'].every((p) => peers.includes(p)))
     .map((t) => {
       const value = t.read(r);
       return {

@@ -4,6 +4,8 @@ import { FEED, marketTopics, wallMs } from '../lib/market.js';
 import { LatencyHistogram, SeqTracker, emptyTotals, summarise, type ContinuityTotals, type LatencySummary } from '../lib/stats.js';
 import { bounded } from '../lib/bounded.js';
 import { clientSymbols, type SubsLayout } from '../lib/subs.js';
+import { sourceAddress } from '../lib/addresses.js';
+import { feedsOf } from '../lib/listing.js';
 import type { PeerName } from '../server/peer.js';
 import { TopicSlots, scanUpdates, type FrameSink } from './scan.js';
 
@@ -15,6 +17,10 @@ import { TopicSlots, scanUpdates, type FrameSink } from './scan.js';
  * `VERIFY_EVERY` is also parsed with `JSON.parse` and compared, and any
  * difference turns scanning off), one clock read per frame, no allocation
  * per update. socket.io-client parses its own packets.
+ *
+ * With a `stampField` (the end-to-end scenario) latency runs from the
+ * value of that row field in each patch's operations rather than from the
+ * message's `ts`, so every frame is parsed.
  */
 
 /** One scanned frame in this many is checked against `JSON.parse`. */
@@ -32,9 +38,12 @@ interface Msg {
   ok?: number;
   message?: string;
   code?: string;
+  ops?: { path?: string; value?: unknown }[];
 }
 
 interface Client {
+  /** Index in the layout (it picks the source address). */
+  readonly index: number;
   readonly symbols: Int32Array;
   readonly tracker: SeqTracker;
   readonly sink: FrameSink;
@@ -44,6 +53,8 @@ interface Client {
   open: boolean;
   /** Snapshots still owed before the subscription counts as done (bridge). */
   owed: number;
+  /** Subscribe requests not yet confirmed. */
+  pending: number;
   acked: boolean;
   done?: () => void;
 }
@@ -55,6 +66,22 @@ export interface Target {
   /** Symbols of the market and its seed (for topic slots). */
   readonly symbols: number;
   readonly seed: number;
+  /** Topic of each symbol index; default the synthetic market's (`quote.kospi.<code>`). */
+  readonly topics?: readonly string[];
+  /**
+   * A row field whose value, in µs since the epoch, is when the change left
+   * its origin: latency is measured from it (not from `ts`), and a patch
+   * without it counts as `unstamped`.
+   */
+  readonly stampField?: string;
+  /** Clients per loopback source address (127.0.0.2, 127.0.0.3, …); default the system's choice for all. */
+  readonly perAddress?: number;
+}
+
+/** Which clients of a layout a pool runs: `count` of them from index `first`. */
+export interface ClientRange {
+  readonly first: number;
+  readonly count: number;
 }
 
 /** Phases of connecting a pool, ms. */
@@ -83,11 +110,13 @@ export class LoadPool {
   /** Connections that closed without being asked to, and the last reason. */
   disconnects = 0;
   lastDisconnect = '';
+  /** Patches that lacked the stamp field (with a `stampField` only). */
+  unstamped = 0;
   private closing = false;
   /** Scanned frames checked against JSON.parse, and how many disagreed. */
   verified = 0;
   scanMismatches = 0;
-  private scanning = true;
+  private scanning: boolean;
   private scannedFrames = 0;
   private now = 0;
   // The frame being scanned, for messages the scanner hands back by range.
@@ -95,11 +124,15 @@ export class LoadPool {
   private readonly slots: TopicSlots;
   private readonly topics: readonly string[];
   private readonly clients: Client[] = [];
+  private readonly stampPath: string;
 
   /** A pool for `target`; nothing connects until `connect`. */
   constructor(readonly target: Target) {
-    this.topics = marketTopics(target.symbols, target.seed);
+    this.topics = target.topics ?? marketTopics(target.symbols, target.seed);
     this.slots = new TopicSlots(this.topics, `${FEED.channel}.${FEED.market}.`);
+    // The scanner reads no operations; stamped latency needs them.
+    this.scanning = target.stampField === undefined;
+    this.stampPath = target.stampField === undefined ? '' : '/' + target.stampField;
   }
 
   /** The URL clients connect to. */
@@ -109,12 +142,13 @@ export class LoadPool {
   }
 
   /**
-   * Opens one connection per client of `layout` (at most `concurrency`
-   * handshakes at a time), then subscribes them all (same bound).
+   * Opens one connection per client of `layout` in `range` (default all; at
+   * most `concurrency` handshakes at a time), then subscribes them all (same
+   * bound).
    */
-  async connect(layout: SubsLayout, concurrency: number): Promise<ConnectResult> {
-    for (let c = 0; c < layout.clients; c++) {
-      this.clients.push(this.client(clientSymbols(layout, c)));
+  async connect(layout: SubsLayout, concurrency: number, range: ClientRange = { first: 0, count: layout.clients }): Promise<ConnectResult> {
+    for (let c = range.first; c < range.first + range.count; c++) {
+      this.clients.push(this.client(clientSymbols(layout, c), c));
     }
     let failed = 0;
     const t0 = performance.now();
@@ -140,6 +174,7 @@ export class LoadPool {
       errors: this.errors,
       verified: this.verified,
       scanMismatches: this.scanMismatches,
+      unstamped: this.unstamped,
       totals: { ...this.totals },
       latency,
     };
@@ -163,8 +198,11 @@ export class LoadPool {
   }
 
   private open(c: Client): Promise<void> {
+    const localAddress = this.target.perAddress ? sourceAddress(c.index, this.target.perAddress) : undefined;
     if (this.target.peer === 'socketio') {
-      const s = io(this.url, { transports: ['websocket'], forceNew: true, reconnection: false, timeout: 60_000 });
+      // engine.io-client hands `localAddress` to ws, though its types do not list it.
+      const opts = { transports: ['websocket'], forceNew: true, reconnection: false, timeout: 60_000, ...(localAddress ? { localAddress } : {}) };
+      const s = io(this.url, opts);
       c.sio = s;
       s.on('disconnect', (reason) => this.lost(`socket.io: ${reason}`));
       s.on('m', (m: Msg) => {
@@ -180,7 +218,7 @@ export class LoadPool {
         s.once('connect_error', (e) => reject(e));
       });
     }
-    const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true });
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true, ...(localAddress ? { localAddress } : {}) });
     c.ws = ws;
     ws.on('message', (data: Buffer) => this.onFrame(c, data));
     ws.on('close', (code, reason) => {
@@ -207,8 +245,9 @@ export class LoadPool {
     if (this.target.peer === 'bridge') {
       for (const i of c.symbols) c.tracker.baseline(i, 0);
       c.owed = topics.length;
-      const codes = topics.map((t) => t.slice(t.lastIndexOf('.') + 1));
-      c.ws!.send(JSON.stringify({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes }));
+      const feeds = feedsOf(topics);
+      c.pending = feeds.length;
+      feeds.forEach((f, i) => c.ws!.send(JSON.stringify({ op: 'subscribe', id: i + 1, ...f })));
     } else {
       // Ticks start after every client subscribed, so every topic is at seq 1.
       for (const i of c.symbols) c.tracker.baseline(i, 1);
@@ -225,16 +264,19 @@ export class LoadPool {
   }
 
   private acked(c: Client): void {
+    if (--c.pending > 0) return;
     c.acked = true;
     if (c.owed <= 0) c.done?.();
   }
 
-  private client(symbols: Int32Array): Client {
+  private client(symbols: Int32Array, index: number): Client {
     const c: Client = {
+      index,
       symbols,
       tracker: new SeqTracker(this.target.symbols, this.totals),
       open: false,
       owed: 0,
+      pending: 1,
       acked: false,
       sink: {
         patch: (slot, seq, ts) => this.onPatch(c, slot, seq, ts),
@@ -302,6 +344,14 @@ export class LoadPool {
     return msgs;
   }
 
+  /** The stamp field's value in a patch's operations, in ms (NaN, counted, when it is missing). */
+  private stampOf(m: Msg): number {
+    const op = m.ops?.find((o) => o.path === this.stampPath);
+    if (typeof op?.value === 'number') return op.value / 1000;
+    this.unstamped++;
+    return NaN;
+  }
+
   private onPatch(c: Client, slot: number, seq: number, ts: number): void {
     c.tracker.update(slot, seq);
     this.received++;
@@ -320,7 +370,7 @@ export class LoadPool {
       case 'snapshot': {
         const slot = this.slots.get(m.topic ?? '');
         if (slot < 0) this.totals.unexpected++;
-        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, m.ts!);
+        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, this.stampPath ? this.stampOf(m) : m.ts!);
         else this.onSnapshot(c, slot, m.seq!);
         return;
       }
@@ -349,6 +399,7 @@ export interface LoadCounts {
   readonly errors: number;
   readonly verified: number;
   readonly scanMismatches: number;
+  readonly unstamped: number;
   readonly totals: ContinuityTotals;
   readonly latency: LatencySummary;
 }

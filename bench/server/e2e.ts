@@ -1,0 +1,54 @@
+import { cpuMicros, fileLimit, serve } from '../lib/child.js';
+import { listingTopics } from '../lib/listing.js';
+import { createPollingPeer, type PollingPeer, type PollingPeerName, type UpstreamTarget } from './polling.js';
+
+/**
+ * The end-to-end scenario's server process: one polling peer (the whole
+ * bridge, or the socket.io server) pointed at the upstream stand-in,
+ * driven by the orchestrator over IPC. CPU time is this process's own:
+ * polling, parsing, diffing and fan-out together.
+ */
+
+/** Arguments of `start`. */
+export interface E2eStartArgs {
+  readonly peer: PollingPeerName;
+  readonly upstream: UpstreamTarget;
+  readonly symbols: number;
+  readonly seed: number;
+}
+
+/** Reply of `mark`: cumulative counters at this instant. */
+export interface E2eServerMark {
+  readonly cpuUs: number;
+  readonly wallMs: number;
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly peer: Record<string, number>;
+}
+
+let peer: PollingPeer | undefined;
+let topics: string[] = [];
+
+serve(
+  {
+    async start(a: E2eStartArgs) {
+      topics = listingTopics(a.symbols, a.seed);
+      peer = await createPollingPeer(a.peer, a.upstream);
+      const port = await peer.start();
+      return { port, pid: process.pid, fileLimit: fileLimit() };
+    },
+    mark(): E2eServerMark {
+      const m = process.memoryUsage();
+      return { cpuUs: cpuMicros(), wallMs: performance.now(), rss: m.rss, heapUsed: m.heapUsed, peer: peer?.stats() ?? {} };
+    },
+    seqs() {
+      return { seqs: peer?.seqs(topics) ?? [] };
+    },
+    stats() {
+      return peer?.stats() ?? {};
+    },
+  },
+  async () => {
+    await peer?.close();
+  },
+);
