@@ -104,6 +104,7 @@ export const USAGE = `usage: npm run bench [-- options]
   --peers=a,b          fan-out peers: ${PEERS.join(', ')} (default all; e2e runs those of them that poll: ${POLLING_PEERS.join(', ')})
   --clients=N          fan-out clients (default 2000, quick 400)
   --connections=N      connections scenario size (default 18000, quick 1500)
+  --e2e-clients=N      end-to-end scenario clients (default 1000)
   --out=PATH           results file (default bench/results/latest.json)
   --profile=server,load  write V8 CPU profiles of those processes to bench/results/profiles/
   --wait-idle=S        before each measured run, wait up to S seconds for other processes to leave the CPUs
@@ -135,6 +136,7 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
   let waitIdleS = 0;
   let check = false;
   let rounds = 1;
+  let e2eClients = base.e2e.clients;
   for (const a of argv) {
     const [k, v = ''] = a.split('=', 2) as [string, string?];
     if (k === '--quick') continue;
@@ -144,11 +146,12 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
     else if (k === '--peers') peers = list(v, PEERS, 'peer');
     else if (k === '--clients') fanout = { ...fanout, clients: count(v, '--clients') };
     else if (k === '--connections') connections = { ...connections, count: count(v, '--connections') };
+    else if (k === '--e2e-clients') e2eClients = count(v, '--e2e-clients');
     else if (k === '--out' && v) out = v;
     else if (k === '--wait-idle') waitIdleS = count(v, '--wait-idle');
     else if (k === '--profile') profile = list(v || 'server', ['server', 'load'] as const, 'process');
     else throw new Error(`unknown option ${a}\n${USAGE}`);
   }
-  const e2e = { ...base.e2e, peers: base.e2e.peers.filter((p) => peers.includes(p)) };
+  const e2e = { ...base.e2e, clients: e2eClients, peers: base.e2e.peers.filter((p) => peers.includes(p)) };
   return { ...base, fanout, connections, e2e, only, peers, out, profile, waitIdleS, check, rounds };
 }

@@ -70,11 +70,11 @@ function windowOf(a: Marks, b: Marks): E2eWindow {
 
 /**
  * Runs one peer through the end-to-end scenario; with `profileDir`, the
- * server process writes a V8 CPU profile there.
+ * server process writes a V8 CPU profile of the measured windows there.
  */
 export async function runE2ePeer(peer: PollingPeerName, cfg: E2eConfig, log: (s: string) => void, profileDir?: string): Promise<E2ePeerResult> {
   const upstream = new Child({ name: 'upstream(e2e)', script: 'bench/upstream/main.ts', core: 1 });
-  const server = new Child({ name: `server(e2e ${peer})`, script: 'bench/server/e2e.ts', core: 0, ...(profileDir ? { profileDir } : {}) });
+  const server = new Child({ name: `server(e2e ${peer})`, script: 'bench/server/e2e.ts', core: 0 });
   const load = new Child({ name: `load(e2e ${peer})`, script: 'bench/load/main.ts', core: 1 });
   try {
     const layout: SubsLayout = { seed: cfg.seed, clients: cfg.clients, topicsPerClient: cfg.topicsPerClient, symbols: cfg.symbols };
@@ -110,6 +110,7 @@ export async function runE2ePeer(peer: PollingPeerName, cfg: E2eConfig, log: (s:
     await upstream.request('go');
     await sleep(cfg.warmupMs);
     await betweenPolls(upstream, cfg.periodMs);
+    if (profileDir) await server.request('profileStart');
     const first = await marks(server, load, upstream);
     let prev = first;
     const windows: E2eWindow[] = [];
@@ -120,6 +121,7 @@ export async function runE2ePeer(peer: PollingPeerName, cfg: E2eConfig, log: (s:
       windows.push(windowOf(prev, next));
       prev = next;
     }
+    if (profileDir) await server.request('profileStop', { dir: profileDir });
     await upstream.request('pause');
     // Two more polls carry the last changes out; then wait for the deliveries to stop.
     await sleep(2.5 * cfg.periodMs);

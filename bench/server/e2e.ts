@@ -1,3 +1,6 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { cpuMicros, fileLimit, serve } from '../lib/child.js';
 import { listingTopics } from '../lib/listing.js';
 import { createPollingPeer, type PollingPeer, type PollingPeerName, type UpstreamTarget } from './polling.js';
@@ -6,7 +9,9 @@ import { createPollingPeer, type PollingPeer, type PollingPeerName, type Upstrea
  * The end-to-end scenario's server process: one polling peer (the whole
  * bridge, or the socket.io server) pointed at the upstream stand-in,
  * driven by the orchestrator over IPC. CPU time is this process's own:
- * polling, parsing, diffing and fan-out together.
+ * polling, parsing, diffing and fan-out together. On request it CPU-
+ * profiles the measured windows only (`profileStart` … `profileStop`), not
+ * the start-up and connection phases.
  */
 
 /** Arguments of `start`. */
@@ -28,6 +33,7 @@ export interface E2eServerMark {
 
 let peer: PollingPeer | undefined;
 let topics: string[] = [];
+let profiler: Session | undefined;
 
 serve(
   {
@@ -46,6 +52,22 @@ serve(
     },
     stats() {
       return peer?.stats() ?? {};
+    },
+    async profileStart() {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+      return true;
+    },
+    async profileStop(a: { dir: string }) {
+      if (!profiler) throw new Error('not profiling');
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      profiler = undefined;
+      mkdirSync(a.dir, { recursive: true });
+      writeFileSync(join(a.dir, `windows-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      return true;
     },
   },
   async () => {

@@ -129,6 +129,7 @@ describe('parseArgs', () => {
     expect(q.e2e.peers).toEqual(['bridge']);
     expect(parseArgs([]).e2e.peers).toEqual(['bridge', 'socketio']);
     expect(parseArgs(['--connections=18000']).connections.count).toBe(18_000);
+    expect(parseArgs(['--quick', '--e2e-clients=3000']).e2e).toMatchObject({ clients: 3_000, windows: 3 });
   });
 
   it('refuses unknown options, scenarios and peers', () => {
