@@ -105,6 +105,9 @@ function e2eTable(cfg: BenchConfig, e: E2eResult): string {
     `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up${cfg.rounds > 1 ? `, then medians over ${cfg.rounds} rounds` : ''}; latency from the upstream's answer to the client; cpu in cores`,
     table(['peer', 'updates/s', 'offered/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'lost / ooo / closed', 'unstamped', 'missed polls', 'server cpu', 'load cpu', 'other cpu'], rows),
     `ratio: cpu vs socket.io ${num(e.ratios.cpuVsSocketio ?? undefined, 2)}${(e.roundRatios ?? []).length ? ` (rounds: ${(e.roundRatios ?? []).map((r) => num(r, 2)).join(', ')})` : ''}`,
+    ...c.peers
+      .filter((p) => ((e[p] as E2ePeerResult | undefined)?.scanCheck?.mismatches ?? 0) > 0)
+      .map((p) => `warning: the load's frame scanner disagreed with JSON.parse for ${p} (it fell back to parsing)`),
   ].join('\n');
 }
 

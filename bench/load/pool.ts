@@ -20,7 +20,7 @@ import { TopicSlots, scanUpdates, type FrameSink } from './scan.js';
  *
  * With a `stampField` (the end-to-end scenario) latency runs from the
  * value of that row field in each patch's operations rather than from the
- * message's `ts`, so every frame is parsed.
+ * message's `ts` (the scanner reads it too).
  */
 
 /** One scanned frame in this many is checked against `JSON.parse`. */
@@ -110,13 +110,13 @@ export class LoadPool {
   /** Connections that closed without being asked to, and the last reason. */
   disconnects = 0;
   lastDisconnect = '';
-  /** Patches that lacked the stamp field (with a `stampField` only). */
+  /** Patches without a latency origin: no stamp field (with a `stampField`), or no `ts`. */
   unstamped = 0;
   private closing = false;
   /** Scanned frames checked against JSON.parse, and how many disagreed. */
   verified = 0;
   scanMismatches = 0;
-  private scanning: boolean;
+  private scanning = true;
   private scannedFrames = 0;
   private now = 0;
   // The frame being scanned, for messages the scanner hands back by range.
@@ -125,14 +125,15 @@ export class LoadPool {
   private readonly topics: readonly string[];
   private readonly clients: Client[] = [];
   private readonly stampPath: string;
+  /** What precedes the stamp's value in a patch's operations, for the scanner. */
+  private readonly stampKey: string | undefined;
 
   /** A pool for `target`; nothing connects until `connect`. */
   constructor(readonly target: Target) {
     this.topics = target.topics ?? marketTopics(target.symbols, target.seed);
     this.slots = new TopicSlots(this.topics, `${FEED.channel}.${FEED.market}.`);
-    // The scanner reads no operations; stamped latency needs them.
-    this.scanning = target.stampField === undefined;
     this.stampPath = target.stampField === undefined ? '' : '/' + target.stampField;
+    this.stampKey = target.stampField === undefined ? undefined : `"path":${JSON.stringify(this.stampPath)},"value":`;
   }
 
   /** The URL clients connect to. */
@@ -295,7 +296,7 @@ export class LoadPool {
       const text = data.toString('latin1');
       this.frame = data;
       if (++this.scannedFrames % VERIFY_EVERY !== 0) {
-        if (scanUpdates(text, this.slots, c.sink) > 0) return;
+        if (scanUpdates(text, this.slots, c.sink, this.stampKey) > 0) return;
       } else {
         const msgs = this.verify(text, data);
         if (msgs) {
@@ -322,20 +323,21 @@ export class LoadPool {
       snapshot: (slot, seq) => seen.push(['snapshot', slot, seq, 0]),
       unknown: () => seen.push(['unknown', -1, -1, 0]),
       other: () => seen.push(['other', -1, -1, 0]),
-    });
+    }, this.stampKey);
     if (n === 0) return undefined;
     const v = JSON.parse(data.toString()) as Msg | Msg[];
     const msgs = Array.isArray(v) ? v : [v];
     const parsed = msgs.map((m): Rec => {
       if (m.type !== 'patch' && m.type !== 'snapshot') return ['other', -1, -1, 0];
-      return [m.type, this.slots.get(m.topic ?? ''), m.seq ?? -1, m.type === 'patch' ? (m.ts ?? NaN) : 0];
+      return [m.type, this.slots.get(m.topic ?? ''), m.seq ?? -1, m.type === 'patch' ? this.originOf(m) : 0];
     });
     this.verified++;
     const same =
       seen.length === parsed.length &&
       seen.every((a, i) => {
         const b = parsed[i]!;
-        return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && Math.abs(a[3] - b[3]) < 1e-6;
+        const ts = Math.abs(a[3] - b[3]) < 1e-6 || (Number.isNaN(a[3]) && Number.isNaN(b[3]));
+        return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && ts;
       });
     if (!same) {
       this.scanMismatches++;
@@ -344,18 +346,18 @@ export class LoadPool {
     return msgs;
   }
 
-  /** The stamp field's value in a patch's operations, in ms (NaN, counted, when it is missing). */
-  private stampOf(m: Msg): number {
+  /** Where a parsed patch's latency starts, ms: its stamp field's value with a `stampField` (NaN when missing), else its `ts`. */
+  private originOf(m: Msg): number {
+    if (!this.stampPath) return m.ts ?? NaN;
     const op = m.ops?.find((o) => o.path === this.stampPath);
-    if (typeof op?.value === 'number') return op.value / 1000;
-    this.unstamped++;
-    return NaN;
+    return typeof op?.value === 'number' ? op.value / 1000 : NaN;
   }
 
   private onPatch(c: Client, slot: number, seq: number, ts: number): void {
     c.tracker.update(slot, seq);
     this.received++;
-    this.latency.record(this.now - ts);
+    if (Number.isNaN(ts)) this.unstamped++;
+    else this.latency.record(this.now - ts);
   }
 
   private onSnapshot(c: Client, slot: number, seq: number): void {
@@ -370,7 +372,7 @@ export class LoadPool {
       case 'snapshot': {
         const slot = this.slots.get(m.topic ?? '');
         if (slot < 0) this.totals.unexpected++;
-        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, this.stampPath ? this.stampOf(m) : m.ts!);
+        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, this.originOf(m));
         else this.onSnapshot(c, slot, m.seq!);
         return;
       }

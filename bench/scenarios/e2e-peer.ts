@@ -146,6 +146,7 @@ export async function runE2ePeer(peer: PollingPeerName, cfg: E2eConfig, log: (s:
       disconnects: fin.disconnects,
       ...(fin.disconnects > 0 ? { lastDisconnect: fin.lastDisconnect } : {}),
       unstamped: last.unstamped,
+      scanCheck: { verifiedFrames: last.verified, mismatches: last.scanMismatches },
       drainedMs,
       serverCpu: med((w) => w.serverCpu),
       loadCpu,

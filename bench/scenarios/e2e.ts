@@ -69,6 +69,8 @@ export interface E2ePeerResult {
   readonly lastDisconnect?: string;
   /** Patches that arrived without the stand-in's stamp (must be 0). */
   readonly unstamped: number;
+  /** Frames the load scanned and also parsed to check the scan, and how many disagreed (must be 0; socket.io's are parsed by its client). */
+  readonly scanCheck: { verifiedFrames: number; mismatches: number };
   readonly drainedMs: number;
   readonly serverCpu: number;
   readonly loadCpu: number;
@@ -82,6 +84,8 @@ export interface E2ePeerResult {
   readonly peerStats: Record<string, number>;
   readonly measurement: { warmupMs: number; windows: number; windowMs: number; statistic: 'median' };
   readonly windows: E2eWindow[];
+  /** Seconds waited for a quiet machine before the run (`--wait-idle`). */
+  readonly waitedIdleS?: number;
 }
 
 /** The run's figures: each peer's (or its error), by name, and the bridge's ratio to socket.io. */
@@ -99,7 +103,8 @@ export type E2eResult = {
 /** How `runE2e` runs: rounds, the wait for a quiet machine, logging, and where server profiles go. */
 export interface E2eRun {
   readonly rounds: number;
-  readonly settle: () => Promise<unknown>;
+  /** Waits for a quiet machine; resolves with the seconds waited, or undefined when not asked to. */
+  readonly settle: () => Promise<number | undefined>;
   readonly log: (s: string) => void;
   /** Directory of each peer's server profile (first round only); none by default. */
   readonly profileDir?: (peer: PollingPeerName) => string;
@@ -121,8 +126,9 @@ export async function runE2e(cfg: E2eConfig, run: E2eRun): Promise<E2eResult> {
       if (failed.has(peer)) continue;
       log(`e2e: ${peer}${rounds > 1 ? ` (round ${round + 1} of ${rounds})` : ''}`);
       try {
-        await settle();
-        these[peer] = await runE2ePeer(peer, cfg, log, round === 0 ? run.profileDir?.(peer) : undefined);
+        const waitedIdleS = await settle();
+        const r = await runE2ePeer(peer, cfg, log, round === 0 ? run.profileDir?.(peer) : undefined);
+        these[peer] = waitedIdleS === undefined ? r : { ...r, waitedIdleS };
         got.set(peer, [...(got.get(peer) ?? []), these[peer]]);
       } catch (e) {
         failed.set(peer, e instanceof Error ? e.message : String(e));
@@ -172,6 +178,7 @@ export function mergeE2eRounds(results: readonly E2ePeerResult[]): E2ePeerResult
     outOfOrder: sum((r) => r.outOfOrder),
     disconnects: sum((r) => r.disconnects),
     unstamped: sum((r) => r.unstamped),
+    scanCheck: { verifiedFrames: sum((r) => r.scanCheck.verifiedFrames), mismatches: sum((r) => r.scanCheck.mismatches) },
     windows: results.flatMap((r) => r.windows),
   };
 }
