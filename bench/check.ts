@@ -76,8 +76,9 @@ export const TARGETS: readonly Target[] = [
   { scenario: 'fanout', name: 'fanout lost', read: (r) => fanoutPeer(r, 'bridge')?.lost, kind: 'eq', target: 0, ci: 0, digits: 0 },
   { scenario: 'fanout', name: 'fanout out of order', read: (r) => fanoutPeer(r, 'bridge')?.outOfOrder, kind: 'eq', target: 0, ci: 0, digits: 0 },
   { scenario: 'fanout', name: 'fanout closed', read: (r) => fanoutPeer(r, 'bridge')?.disconnects, kind: 'eq', target: 0, ci: 0, digits: 0 },
-  { scenario: 'e2e', name: 'e2e cpu/update vs socket.io', read: (r) => ok<E2eResult>(r.e2e)?.ratios.cpuVsSocketio ?? undefined, peers: ['socketio'], kind: 'max', target: 0.25, ci: 0.8, digits: 3 },
-  { scenario: 'e2e', name: 'e2e p99 ms', read: (r) => e2ePeer(r, 'bridge')?.p99Ms, kind: 'max', target: 100, ci: 250, digits: 1 },
+  { scenario: 'e2e', name: 'e2e cpu/update vs socket.io', read: (r) => ok<E2eResult>(r.e2e)?.ratios.cpuVsSocketio ?? undefined, peers: ['socketio'], kind: 'max', target: 0.25, ci: 0.6, digits: 3 },
+  // Latency through three processes on two shared cores: a busy neighbour alone has pushed a quick run's p99 past 300 ms.
+  { scenario: 'e2e', name: 'e2e p99 ms', read: (r) => e2ePeer(r, 'bridge')?.p99Ms, kind: 'max', target: 100, ci: 500, digits: 1 },
   { scenario: 'e2e', name: 'e2e lost', read: (r) => e2ePeer(r, 'bridge')?.lost, kind: 'eq', target: 0, ci: 0, digits: 0 },
   { scenario: 'e2e', name: 'e2e out of order', read: (r) => e2ePeer(r, 'bridge')?.outOfOrder, kind: 'eq', target: 0, ci: 0, digits: 0 },
   { scenario: 'e2e', name: 'e2e closed', read: (r) => e2ePeer(r, 'bridge')?.disconnects, kind: 'eq', target: 0, ci: 0, digits: 0 },

@@ -7,7 +7,7 @@ import { PEERS, type PeerName } from './server/peer.js';
 import { POLLING_PEERS } from './server/polling.js';
 
 /**
- * Benchmark settings: the full run, the quick run (under a minute on two
+ * Benchmark settings: the full run, the quick run (about two minutes on two
  * cores), and the command-line overrides.
  */
 
@@ -99,7 +99,7 @@ const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS
 
 /** Usage text of `npm run bench`. */
 export const USAGE = `usage: npm run bench [-- options]
-  --quick              smaller run, under a minute on two cores
+  --quick              smaller run, about two minutes on two cores
   --only=a,b           scenarios to run: ${SCENARIOS.join(', ')} (default all)
   --peers=a,b          fan-out peers: ${PEERS.join(', ')} (default all; e2e runs those of them that poll: ${POLLING_PEERS.join(', ')})
   --clients=N          fan-out clients (default 2000, quick 400)

@@ -92,6 +92,7 @@ function e2eTable(cfg: BenchConfig, e: E2eResult): string {
       num(x.cpuUsPerUpdate, 2),
       num(x.p50Ms, 1),
       num(x.p99Ms, 1),
+      num(x.cycleMs, 1),
       `${num(x.lost)} / ${num(x.outOfOrder)} / ${num(x.disconnects)}`,
       num(x.unstamped),
       num(x.upstream.superseded),
@@ -102,8 +103,8 @@ function e2eTable(cfg: BenchConfig, e: E2eResult): string {
   });
   return [
     `e2e: upstream stand-in over HTTP, ${num(c.symbols)} symbols on two markets, ${c.changeRatio * 100}% changing every ${c.periodMs / 1000} s; each peer polls it every ${c.periodMs / 1000} s; ${num(c.clients)} clients x ${c.topicsPerClient} quote topics`,
-    `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up${cfg.rounds > 1 ? `, then medians over ${cfg.rounds} rounds` : ''}; latency from the upstream's answer to the client; cpu in cores`,
-    table(['peer', 'updates/s', 'offered/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'lost / ooo / closed', 'unstamped', 'missed polls', 'server cpu', 'load cpu', 'other cpu'], rows),
+    `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up${cfg.rounds > 1 ? `, then medians over ${cfg.rounds} rounds` : ''}; latency from the upstream's answer to the client; cycle: the bridge's poll, request to last frame written; cpu in cores`,
+    table(['peer', 'updates/s', 'offered/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'cycle ms', 'lost / ooo / closed', 'unstamped', 'missed polls', 'server cpu', 'load cpu', 'other cpu'], rows),
     `ratio: cpu vs socket.io ${num(e.ratios.cpuVsSocketio ?? undefined, 2)}${(e.roundRatios ?? []).length ? ` (rounds: ${(e.roundRatios ?? []).map((r) => num(r, 2)).join(', ')})` : ''}`,
     ...c.peers
       .filter((p) => ((e[p] as E2ePeerResult | undefined)?.scanCheck?.mismatches ?? 0) > 0)

@@ -39,6 +39,12 @@ async function betweenPolls(upstream: Child, periodMs: number): Promise<void> {
   await sleep(msToQuietPhase(lastAnswers, wallMs(), periodMs));
 }
 
+/** The bridge's mean poll cycle between two marks, from its own cycle-time histogram. */
+function cycleMs(a: Record<string, number>, b: Record<string, number>): { cycleMs?: number } {
+  const n = (b.cycleCount ?? 0) - (a.cycleCount ?? 0);
+  return n > 0 ? { cycleMs: (((b.cycleSecondsSum ?? 0) - (a.cycleSecondsSum ?? 0)) / n) * 1000 } : {};
+}
+
 async function marks(server: Child, load: Child, upstream: Child): Promise<Marks> {
   const m = machineCpu();
   const [s, l, u] = await Promise.all([server.request<E2eServerMark>('mark'), load.request<LoadMark>('mark'), upstream.request<UpstreamMark>('mark')]);
@@ -65,6 +71,7 @@ function windowOf(a: Marks, b: Marks): E2eWindow {
     otherCpu: Math.max(0, busyCores(a.m, b.m, cpus().length) - serverCpu - loadCpu - upstreamCpu),
     latency: b.l.latency,
     serverRssMb: b.s.rss / 2 ** 20,
+    ...cycleMs(a.s.peer, b.s.peer),
   };
 }
 
@@ -141,6 +148,7 @@ export async function runE2ePeer(peer: PollingPeerName, cfg: E2eConfig, log: (s:
       cpuUsPerUpdate: (prev.s.cpuUs - first.s.cpuUs) / (prev.l.received - first.l.received),
       p50Ms: med((w) => w.latency.p50),
       p99Ms: med((w) => w.latency.p99),
+      ...(windows.some((w) => w.cycleMs !== undefined) ? { cycleMs: med((w) => w.cycleMs ?? NaN) } : {}),
       lost: fin.totals.lost + fin.tailLost,
       outOfOrder: fin.totals.outOfOrder,
       disconnects: fin.disconnects,

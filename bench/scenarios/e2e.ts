@@ -53,6 +53,8 @@ export interface E2eWindow {
   readonly otherCpu: number;
   readonly latency: LatencySummary;
   readonly serverRssMb: number;
+  /** The bridge's mean poll cycle in the window, request sent to last frame written, ms (bridge only). */
+  readonly cycleMs?: number;
 }
 
 /** Medians over one peer's windows, with totals over its whole run. */
@@ -63,6 +65,8 @@ export interface E2ePeerResult {
   readonly cpuUsPerUpdate: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** The bridge's own poll cycle, request sent to last frame written, ms (median of the windows' means; bridge only). */
+  readonly cycleMs?: number;
   readonly lost: number;
   readonly outOfOrder: number;
   readonly disconnects: number;
@@ -169,6 +173,7 @@ export function mergeE2eRounds(results: readonly E2ePeerResult[]): E2ePeerResult
     cpuUsPerUpdate: med((r) => r.cpuUsPerUpdate),
     p50Ms: med((r) => r.p50Ms),
     p99Ms: med((r) => r.p99Ms),
+    ...(first.cycleMs !== undefined ? { cycleMs: med((r) => r.cycleMs ?? NaN) } : {}),
     serverCpu: med((r) => r.serverCpu),
     loadCpu: med((r) => r.loadCpu),
     upstreamCpu: med((r) => r.upstreamCpu),

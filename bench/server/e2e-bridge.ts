@@ -47,11 +47,19 @@ export class BridgePollingPeer implements PollingPeer {
     return port;
   }
 
-  /** Gateway counts and each quote feed's poll cycles. */
-  stats(): Record<string, number> {
+  /**
+   * Gateway counts, each quote feed's poll cycles, and from the bridge's own
+   * `krx_poll_cycle_seconds` the time of its cycles so far (request sent to
+   * the last frame written: fan-out runs inside the publish), summed, with
+   * their count.
+   */
+  async stats(): Promise<Record<string, number>> {
     const g = this.bridge.gateway?.stats();
     const out: Record<string, number> = { connections: g?.clients ?? 0, behind: g?.behind ?? 0, topics: g?.topics ?? 0, upstreamCalls: this.bridge.poller?.calls ?? 0 };
     for (const m of LISTING_MARKETS) out[`cycles.${m}`] = this.bridge.poller?.feed('quote', m)?.cycles ?? 0;
+    const { values } = await this.bridge.metrics.cycleTime.get();
+    out.cycleSecondsSum = values.filter((v) => v.metricName?.endsWith('_sum')).reduce((a, v) => a + v.value, 0);
+    out.cycleCount = values.filter((v) => v.metricName?.endsWith('_count')).reduce((a, v) => a + v.value, 0);
     return out;
   }
 

@@ -43,9 +43,11 @@ serve(
       const port = await peer.start();
       return { port, pid: process.pid, fileLimit: fileLimit() };
     },
-    mark(): E2eServerMark {
+    async mark(): Promise<E2eServerMark> {
+      const cpuUs = cpuMicros();
+      const wallMs = performance.now();
       const m = process.memoryUsage();
-      return { cpuUs: cpuMicros(), wallMs: performance.now(), rss: m.rss, heapUsed: m.heapUsed, peer: peer?.stats() ?? {} };
+      return { cpuUs, wallMs, rss: m.rss, heapUsed: m.heapUsed, peer: (await peer?.stats()) ?? {} };
     },
     seqs() {
       return { seqs: peer?.seqs(topics) ?? [] };

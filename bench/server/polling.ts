@@ -21,7 +21,7 @@ export interface PollingPeer {
   /** Starts serving on 127.0.0.1 and polling; resolves with the port once it can serve both markets. */
   start(): Promise<number>;
   /** Peer-specific counters (connections, polls, changes, …). */
-  stats(): Record<string, number>;
+  stats(): Record<string, number> | Promise<Record<string, number>>;
   /** The seq each topic has reached (0 for a topic never seen), by position in `topics`. */
   seqs(topics: readonly string[]): number[];
   /** Stops polling, closes every connection and the listener. */
