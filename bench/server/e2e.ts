@@ -65,6 +65,8 @@ serve(
     async profileStop(a: { dir: string }) {
       if (!profiler) throw new Error('not profiling');
       const { profile } = await profiler.post('Profiler.stop');
+      // The first sample's delta spans the profiler's own start-up (credited to the inspector's `dispatch`), not the process's work.
+      if (profile.timeDeltas?.length) profile.timeDeltas[0] = 0;
       profiler.disconnect();
       profiler = undefined;
       mkdirSync(a.dir, { recursive: true });
