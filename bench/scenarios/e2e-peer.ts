@@ -75,101 +75,157 @@ function windowOf(a: Marks, b: Marks): E2eWindow {
   };
 }
 
+/** The three processes of one peer's run. */
+interface Procs {
+  readonly upstream: Child;
+  readonly server: Child;
+  readonly load: Child;
+}
+
+interface Connected {
+  readonly openMs: number;
+  readonly subscribeMs: number;
+  readonly failed: number;
+  readonly errors: number;
+  readonly lastError: string;
+}
+
+interface Finish {
+  readonly tailLost: number;
+  readonly totals: ContinuityTotals;
+  readonly disconnects: number;
+  readonly lastDisconnect: string;
+}
+
+/** Starts the stand-in (at rest) and the peer, then connects and subscribes every client. */
+async function setUp(peer: PollingPeerName, cfg: E2eConfig, p: Procs, log: (s: string) => void): Promise<Connected> {
+  const layout: SubsLayout = { seed: cfg.seed, clients: cfg.clients, topicsPerClient: cfg.topicsPerClient, symbols: cfg.symbols };
+  const up = await p.upstream.request<{ url: string; apiKey: string }>('start', {
+    symbols: cfg.symbols,
+    seed: cfg.seed,
+    changeRatio: cfg.changeRatio,
+    periodMs: cfg.periodMs,
+    subs: layout,
+  });
+  const { port } = await p.server.request<{ port: number }>('start', { peer, upstream: up, symbols: cfg.symbols, seed: cfg.seed }, 60_000);
+  const target: Target = {
+    peer,
+    port,
+    symbols: cfg.symbols,
+    seed: cfg.seed,
+    topics: listingTopics(cfg.symbols, cfg.seed),
+    stampField: STAMP_FIELD,
+    perAddress: cfg.perAddress,
+  };
+  const conn = await p.load.request<Connected>('connect', { target, layout, concurrency: cfg.concurrency }, 300_000);
+  if (conn.failed > 0) log(`  ${peer}: ${conn.failed} clients failed to connect or subscribe`);
+  if (conn.errors > 0) log(`  ${peer}: ${conn.errors} error messages (last: ${conn.lastError})`);
+  log(`  ${peer}: ${cfg.clients} clients open in ${conn.openMs.toFixed(0)} ms, subscribed in ${conn.subscribeMs.toFixed(0)} ms`);
+  return conn;
+}
+
+/** Starts the changes, waits out the warm-up, and takes the windows' marks between polls. */
+async function measure(cfg: E2eConfig, p: Procs, profileDir: string | undefined): Promise<{ first: Marks; last: Marks; windows: E2eWindow[] }> {
+  // The market stood still until every client held its topics: seq baselines are exact. Its
+  // changes then come half-way between the peer's polls, so each poll carries one period's.
+  await sleep(cfg.periodMs);
+  await betweenPolls(p.upstream, cfg.periodMs);
+  await p.upstream.request('go');
+  await sleep(cfg.warmupMs);
+  await betweenPolls(p.upstream, cfg.periodMs);
+  if (profileDir) await p.server.request('profileStart');
+  const first = await marks(p.server, p.load, p.upstream);
+  let last = first;
+  const windows: E2eWindow[] = [];
+  for (let w = 0; w < cfg.windows; w++) {
+    await sleep(cfg.windowMs - cfg.periodMs / 2);
+    await betweenPolls(p.upstream, cfg.periodMs);
+    const next = await marks(p.server, p.load, p.upstream);
+    windows.push(windowOf(last, next));
+    last = next;
+  }
+  if (profileDir) await p.server.request('profileStop', { dir: profileDir });
+  return { first, last, windows };
+}
+
+/** Stops the changes, lets the peer carry the last ones out, and counts what never arrived. */
+async function wrapUp(cfg: E2eConfig, p: Procs): Promise<{ fin: Finish; drainedMs: number; peerStats: Record<string, number>; load: LoadMark; upstream: UpstreamMark }> {
+  await p.upstream.request('pause');
+  // Two more polls carry the last changes out; then wait for the deliveries to stop.
+  await sleep(2.5 * cfg.periodMs);
+  const drainedMs = await drain(p.load, cfg.drainMs);
+  const { seqs } = await p.server.request<{ seqs: number[] }>('seqs');
+  const fin = await p.load.request<Finish>('finish', { seqs });
+  const peerStats = await p.server.request<Record<string, number>>('stats');
+  return { fin, drainedMs, peerStats, load: await p.load.request<LoadMark>('mark'), upstream: await p.upstream.request<UpstreamMark>('mark') };
+}
+
 /**
  * Runs one peer through the end-to-end scenario; with `profileDir`, the
  * server process writes a V8 CPU profile of the measured windows there.
  */
 export async function runE2ePeer(peer: PollingPeerName, cfg: E2eConfig, log: (s: string) => void, profileDir?: string): Promise<E2ePeerResult> {
-  const upstream = new Child({ name: 'upstream(e2e)', script: 'bench/upstream/main.ts', core: 1 });
-  const server = new Child({ name: `server(e2e ${peer})`, script: 'bench/server/e2e.ts', core: 0 });
-  const load = new Child({ name: `load(e2e ${peer})`, script: 'bench/load/main.ts', core: 1 });
+  const p: Procs = {
+    upstream: new Child({ name: 'upstream(e2e)', script: 'bench/upstream/main.ts', core: 1 }),
+    server: new Child({ name: `server(e2e ${peer})`, script: 'bench/server/e2e.ts', core: 0 }),
+    load: new Child({ name: `load(e2e ${peer})`, script: 'bench/load/main.ts', core: 1 }),
+  };
   try {
-    const layout: SubsLayout = { seed: cfg.seed, clients: cfg.clients, topicsPerClient: cfg.topicsPerClient, symbols: cfg.symbols };
-    const up = await upstream.request<{ url: string; apiKey: string }>('start', {
-      symbols: cfg.symbols,
-      seed: cfg.seed,
-      changeRatio: cfg.changeRatio,
-      periodMs: cfg.periodMs,
-      subs: layout,
-    });
-    const { port } = await server.request<{ port: number }>('start', { peer, upstream: up, symbols: cfg.symbols, seed: cfg.seed }, 60_000);
-    const target: Target = {
-      peer,
-      port,
-      symbols: cfg.symbols,
-      seed: cfg.seed,
-      topics: listingTopics(cfg.symbols, cfg.seed),
-      stampField: STAMP_FIELD,
-      perAddress: cfg.perAddress,
-    };
-    const conn = await load.request<{ openMs: number; subscribeMs: number; failed: number; errors: number; lastError: string }>(
-      'connect',
-      { target, layout, concurrency: cfg.concurrency },
-      300_000,
-    );
-    if (conn.failed > 0) log(`  ${peer}: ${conn.failed} clients failed to connect or subscribe`);
-    if (conn.errors > 0) log(`  ${peer}: ${conn.errors} error messages (last: ${conn.lastError})`);
-    log(`  ${peer}: ${cfg.clients} clients open in ${conn.openMs.toFixed(0)} ms, subscribed in ${conn.subscribeMs.toFixed(0)} ms`);
-    // The market stood still until every client held its topics: seq baselines are exact. Its
-    // changes then come half-way between the peer's polls, so each poll carries one period's.
-    await sleep(cfg.periodMs);
-    await betweenPolls(upstream, cfg.periodMs);
-    await upstream.request('go');
-    await sleep(cfg.warmupMs);
-    await betweenPolls(upstream, cfg.periodMs);
-    if (profileDir) await server.request('profileStart');
-    const first = await marks(server, load, upstream);
-    let prev = first;
-    const windows: E2eWindow[] = [];
-    for (let w = 0; w < cfg.windows; w++) {
-      await sleep(cfg.windowMs - cfg.periodMs / 2);
-      await betweenPolls(upstream, cfg.periodMs);
-      const next = await marks(server, load, upstream);
-      windows.push(windowOf(prev, next));
-      prev = next;
-    }
-    if (profileDir) await server.request('profileStop', { dir: profileDir });
-    await upstream.request('pause');
-    // Two more polls carry the last changes out; then wait for the deliveries to stop.
-    await sleep(2.5 * cfg.periodMs);
-    const drainedMs = await drain(load, cfg.drainMs);
-    const { seqs } = await server.request<{ seqs: number[] }>('seqs');
-    const fin = await load.request<{ tailLost: number; totals: ContinuityTotals; disconnects: number; lastDisconnect: string }>('finish', { seqs });
-    const peerStats = await server.request<Record<string, number>>('stats');
-    const last = await load.request<LoadMark>('mark');
-    const u = await upstream.request<UpstreamMark>('mark');
-    const med = (f: (w: E2eWindow) => number): number => median(windows.map(f));
-    const loadCpu = med((w) => w.loadCpu);
-    return {
-      updatesPerSec: med((w) => w.updatesPerSec),
-      offeredPerSec: med((w) => w.offeredPerSec),
-      // Over the whole measured span: a cycle's CPU and its deliveries come in one burst a second, so a
-      // window edge that splits a burst skews that window's ratio, but only the span's two ends here.
-      cpuUsPerUpdate: (prev.s.cpuUs - first.s.cpuUs) / (prev.l.received - first.l.received),
-      p50Ms: med((w) => w.latency.p50),
-      p99Ms: med((w) => w.latency.p99),
-      ...(windows.some((w) => w.cycleMs !== undefined) ? { cycleMs: med((w) => w.cycleMs ?? NaN) } : {}),
-      lost: fin.totals.lost + fin.tailLost,
-      outOfOrder: fin.totals.outOfOrder,
-      disconnects: fin.disconnects,
-      ...(fin.disconnects > 0 ? { lastDisconnect: fin.lastDisconnect } : {}),
-      unstamped: last.unstamped,
-      scanCheck: { verifiedFrames: last.verified, mismatches: last.scanMismatches },
-      drainedMs,
-      serverCpu: med((w) => w.serverCpu),
-      loadCpu,
-      upstreamCpu: med((w) => w.upstreamCpu),
-      otherCpu: med((w) => w.otherCpu),
-      loadSaturated: loadCpu >= 0.9,
-      connect: { openMs: conn.openMs, subscribeMs: conn.subscribeMs, failed: conn.failed },
-      continuity: { ...fin.totals, tailLost: fin.tailLost },
-      upstream: { steps: u.steps, changes: u.changes, superseded: u.superseded, served: u.served, offered: u.offered, quoteResponses: u.quoteResponses, quoteBytes: u.quoteBytes, otherResponses: u.otherResponses, skippedSteps: u.skippedSteps },
-      peerStats,
-      measurement: { warmupMs: cfg.warmupMs, windows: cfg.windows, windowMs: cfg.windowMs, statistic: 'median' },
-      windows,
-    };
+    const conn = await setUp(peer, cfg, p, log);
+    const m = await measure(cfg, p, profileDir);
+    return summarise(cfg, conn, m, await wrapUp(cfg, p));
   } finally {
-    await Promise.all([load.close(), server.close(20_000), upstream.close()]);
+    await Promise.all([p.load.close(), p.server.close(20_000), p.upstream.close()]);
   }
 }
 
+function summarise(
+  cfg: E2eConfig,
+  conn: Connected,
+  m: { first: Marks; last: Marks; windows: E2eWindow[] },
+  end: Awaited<ReturnType<typeof wrapUp>>,
+): E2ePeerResult {
+  const { windows, first, last } = m;
+  const { fin, upstream: u } = end;
+  const med = (f: (w: E2eWindow) => number): number => median(windows.map(f));
+  const loadCpu = med((w) => w.loadCpu);
+  const updates = last.l.received - first.l.received;
+  return {
+    updatesPerSec: med((w) => w.updatesPerSec),
+    offeredPerSec: med((w) => w.offeredPerSec),
+    // Over the whole measured span: a cycle's CPU and its deliveries come in one burst a second, so a
+    // window edge that splits a burst skews that window's ratio, but only the span's two ends here.
+    cpuUsPerUpdate: updates > 0 ? (last.s.cpuUs - first.s.cpuUs) / updates : NaN,
+    p50Ms: med((w) => w.latency.p50),
+    p99Ms: med((w) => w.latency.p99),
+    ...(windows.some((w) => w.cycleMs !== undefined) ? { cycleMs: med((w) => w.cycleMs ?? NaN) } : {}),
+    lost: fin.totals.lost + fin.tailLost,
+    outOfOrder: fin.totals.outOfOrder,
+    disconnects: fin.disconnects,
+    ...(fin.disconnects > 0 ? { lastDisconnect: fin.lastDisconnect } : {}),
+    unstamped: end.load.unstamped,
+    scanCheck: { verifiedFrames: end.load.verified, mismatches: end.load.scanMismatches },
+    drainedMs: end.drainedMs,
+    serverCpu: med((w) => w.serverCpu),
+    loadCpu,
+    upstreamCpu: med((w) => w.upstreamCpu),
+    otherCpu: med((w) => w.otherCpu),
+    loadSaturated: loadCpu >= 0.9,
+    connect: { openMs: conn.openMs, subscribeMs: conn.subscribeMs, failed: conn.failed },
+    continuity: { ...fin.totals, tailLost: fin.tailLost },
+    upstream: {
+      steps: u.steps,
+      changes: u.changes,
+      superseded: u.superseded,
+      served: u.served,
+      offered: u.offered,
+      quoteResponses: u.quoteResponses,
+      quoteBytes: u.quoteBytes,
+      otherResponses: u.otherResponses,
+      skippedSteps: u.skippedSteps,
+    },
+    peerStats: end.peerStats,
+    measurement: { warmupMs: cfg.warmupMs, windows: cfg.windows, windowMs: cfg.windowMs, statistic: 'median' },
+    windows,
+  };
+}
