@@ -2,6 +2,7 @@ import { num, table } from './lib/table.js';
 import type { PeerResult } from './scenarios/fanout.js';
 import type { ConnectionsResult } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
+import type { E2ePeerResult, E2eResult } from './scenarios/e2e.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { RecorderResult } from './scenarios/recorder.js';
 import type { BenchConfig } from './config.js';
@@ -32,6 +33,7 @@ export interface Results {
   snapshot?: Record<string, unknown> | Skipped;
   economy?: EconomyResult | Skipped;
   recorder?: RecorderResult | Skipped;
+  e2e?: E2eResult | Skipped;
   /** Each target's outcome (bench/check.ts). */
   targets?: readonly CheckOutcome[];
 }
@@ -79,6 +81,39 @@ function fanoutTable(cfg: BenchConfig, f: Record<string, unknown>): string {
   ].join('\n');
 }
 
+function e2eTable(cfg: BenchConfig, e: E2eResult): string {
+  const c = cfg.e2e;
+  const rows = c.peers.map((p) => {
+    const why = failed(e[p]);
+    if (why) return [p, why];
+    const x = e[p] as E2ePeerResult;
+    return [
+      p,
+      num(x.updatesPerSec),
+      num(x.offeredPerSec),
+      num(x.cpuUsPerUpdate, 2),
+      num(x.p50Ms, 1),
+      num(x.p99Ms, 1),
+      num(x.cycleMs, 1),
+      `${num(x.lost)} / ${num(x.outOfOrder)} / ${num(x.disconnects)}`,
+      num(x.unstamped),
+      num(x.upstream.superseded),
+      num(x.serverCpu, 2),
+      num(x.loadCpu, 2) + (x.loadSaturated ? '!' : ''),
+      num(x.otherCpu, 2),
+    ];
+  });
+  return [
+    `e2e: upstream stand-in over HTTP, ${num(c.symbols)} symbols on two markets, ${c.changeRatio * 100}% changing every ${c.periodMs / 1000} s; each peer polls it every ${c.periodMs / 1000} s; ${num(c.clients)} clients x ${c.topicsPerClient} quote topics`,
+    `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up${cfg.rounds > 1 ? `, then medians over ${cfg.rounds} rounds` : ''}; latency from the upstream's answer to the client; cycle: the bridge's poll, request to last frame written; cpu in cores`,
+    table(['peer', 'updates/s', 'offered/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'cycle ms', 'lost / ooo / closed', 'unstamped', 'missed polls', 'server cpu', 'load cpu', 'other cpu'], rows),
+    `ratio: cpu vs socket.io ${num(e.ratios.cpuVsSocketio ?? undefined, 2)}${(e.roundRatios ?? []).length ? ` (rounds: ${(e.roundRatios ?? []).map((r) => num(r, 2)).join(', ')})` : ''}`,
+    ...c.peers
+      .filter((p) => ((e[p] as E2ePeerResult | undefined)?.scanCheck?.mismatches ?? 0) > 0)
+      .map((p) => `warning: the load's frame scanner disagreed with JSON.parse for ${p} (it fell back to parsing)`),
+  ].join('\n');
+}
+
 function connectionsTable(cfg: BenchConfig, c: Record<string, unknown>): string {
   const peers = cfg.connections.peers;
   const rows = peers.map((p) => {
@@ -86,11 +121,13 @@ function connectionsTable(cfg: BenchConfig, c: Record<string, unknown>): string 
     const why = failed(r);
     if (why) return [p, why];
     const x = r as ConnectionsResult;
-    return [p, num(x.serverConnections), num(x.rssKbPerConn, 1), num(x.heapKbPerConn, 1), num(x.externalKbPerConn, 1), num(x.acceptMs), num(x.subscribeMs)];
+    const snap = x.snapshot ? `${num(x.snapshot.ms, 1)} (max ${num(x.snapshot.maxMs, 1)})` : '–';
+    return [p, num(x.serverConnections), num(x.sourceAddresses), num(x.rssKbPerConn, 1), num(x.heapKbPerConn, 1), num(x.externalKbPerConn, 1), num(x.acceptMs), num(x.subscribeMs), snap];
   });
+  const k = cfg.connections;
   return [
-    `connections: ${num(cfg.connections.count)} idle connections x ${cfg.connections.topicsPerClient} topics; memory over an idle baseline, after full GC`,
-    table(['peer', 'open', 'rss KB/conn', 'heap KB/conn', 'external KB/conn', 'accept ms', 'subscribe ms'], rows),
+    `connections: ${num(k.count)} idle connections x ${k.topicsPerClient} topics from loopback addresses (${k.perAddress} each), ${Math.ceil(k.count / k.perLoadProcess)} load process(es); memory over an idle baseline, after full GC; snapshot: whole market (${num(k.symbols)}) to a fresh client with every connection open, median of ${k.snapshotProbes}`,
+    table(['peer', 'open', 'addresses', 'rss KB/conn', 'heap KB/conn', 'external KB/conn', 'accept ms', 'subscribe ms', 'snapshot ms'], rows),
   ].join('\n');
 }
 
@@ -163,6 +200,7 @@ export function report(cfg: BenchConfig, r: Results): string {
       return `snapshot: whole market (${num(s.symbols)} snapshots) to a fresh client in ${num(s.ms, 1)} ms (median of ${s.probes}; subscribed reply after ${num(s.subscribedMs, 1)} ms)${s.underLoad ? ', during the fan-out load' : ''}`;
     });
   }
+  if (cfg.only.includes('e2e')) section('e2e', r.e2e, () => e2eTable(cfg, r.e2e as E2eResult));
   if (cfg.only.includes('connections')) section('connections', r.connections, () => connectionsTable(cfg, r.connections as Record<string, unknown>));
   if (cfg.only.includes('economy')) section('economy', r.economy, () => economyTable(r.economy as EconomyResult));
   if (cfg.only.includes('recorder')) section('recorder', r.recorder, () => recorderTable(r.recorder as RecorderResult));

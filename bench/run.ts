@@ -11,6 +11,7 @@ import { checkResults, checkTable } from './check.js';
 import { report, type Results } from './report.js';
 import { runConnections } from './scenarios/connections.js';
 import type { CycleResult } from './scenarios/cycle.js';
+import { runE2e } from './scenarios/e2e.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { RecorderResult } from './scenarios/recorder.js';
 import { runFanoutPeer, type PeerResult } from './scenarios/fanout.js';
@@ -94,7 +95,7 @@ async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
 }
 
 /** Hot functions of the profiles written for a peer, also logged. */
-function profiles(peer: PeerName, dirs: { server?: string; load?: string }): { profile?: Record<string, unknown> } {
+function profiles(peer: string, dirs: { server?: string; load?: string }): { profile?: Record<string, unknown> } {
   const out: Record<string, unknown> = {};
   for (const [proc, dir] of Object.entries(dirs)) {
     if (!dir) continue;
@@ -171,6 +172,13 @@ async function main(): Promise<void> {
     }
   });
   await timed('fanout', () => fanout(cfg, results));
+  await timed('e2e', async () => {
+    const profileDir = (peer: string): string => `bench/results/profiles/e2e-${peer}-server`;
+    const profiling = cfg.profile.includes('server');
+    if (profiling) for (const p of cfg.e2e.peers) rmSync(profileDir(p), { recursive: true, force: true });
+    results.e2e = await runE2e(cfg.e2e, { rounds: cfg.rounds, settle: () => settle(cfg), log, ...(profiling ? { profileDir } : {}) }).catch(errorOf);
+    if (profiling) for (const p of cfg.e2e.peers) profiles(`e2e ${p}`, { server: profileDir(p) });
+  });
   await timed('connections', () => connections(cfg, results));
   await timed('economy', async () => {
     log('economy');

@@ -1,6 +1,6 @@
 import { cpuMicros, fileLimit, serve } from '../lib/child.js';
 import type { SubsLayout } from '../lib/subs.js';
-import { LoadPool, type Target } from './pool.js';
+import { LoadPool, type ClientRange, type Target } from './pool.js';
 import { probeSnapshot } from './snapshot.js';
 
 /**
@@ -13,10 +13,10 @@ let pool: LoadPool | undefined;
 
 serve(
   {
-    async connect(a: { target: Target; layout: SubsLayout; concurrency: number }) {
+    async connect(a: { target: Target; layout: SubsLayout; concurrency: number; range?: ClientRange }) {
       pool?.close();
       pool = new LoadPool(a.target);
-      const r = await pool.connect(a.layout, a.concurrency);
+      const r = await pool.connect(a.layout, a.concurrency, a.range);
       return { ...r, fileLimit: fileLimit(), errors: pool.errors, lastError: pool.lastError };
     },
     mark() {

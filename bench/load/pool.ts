@@ -4,6 +4,8 @@ import { FEED, marketTopics, wallMs } from '../lib/market.js';
 import { LatencyHistogram, SeqTracker, emptyTotals, summarise, type ContinuityTotals, type LatencySummary } from '../lib/stats.js';
 import { bounded } from '../lib/bounded.js';
 import { clientSymbols, type SubsLayout } from '../lib/subs.js';
+import { sourceAddress } from '../lib/addresses.js';
+import { feedsOf } from '../lib/listing.js';
 import type { PeerName } from '../server/peer.js';
 import { TopicSlots, scanUpdates, type FrameSink } from './scan.js';
 
@@ -15,6 +17,10 @@ import { TopicSlots, scanUpdates, type FrameSink } from './scan.js';
  * `VERIFY_EVERY` is also parsed with `JSON.parse` and compared, and any
  * difference turns scanning off), one clock read per frame, no allocation
  * per update. socket.io-client parses its own packets.
+ *
+ * With a `stampField` (the end-to-end scenario) latency runs from the
+ * value of that row field in each patch's operations rather than from the
+ * message's `ts` (the scanner reads it too).
  */
 
 /** One scanned frame in this many is checked against `JSON.parse`. */
@@ -32,9 +38,12 @@ interface Msg {
   ok?: number;
   message?: string;
   code?: string;
+  ops?: { path?: string; value?: unknown }[];
 }
 
 interface Client {
+  /** Index in the layout (it picks the source address). */
+  readonly index: number;
   readonly symbols: Int32Array;
   readonly tracker: SeqTracker;
   readonly sink: FrameSink;
@@ -44,6 +53,8 @@ interface Client {
   open: boolean;
   /** Snapshots still owed before the subscription counts as done (bridge). */
   owed: number;
+  /** Subscribe requests not yet confirmed. */
+  pending: number;
   acked: boolean;
   done?: () => void;
 }
@@ -55,6 +66,22 @@ export interface Target {
   /** Symbols of the market and its seed (for topic slots). */
   readonly symbols: number;
   readonly seed: number;
+  /** Topic of each symbol index; default the synthetic market's (`quote.kospi.<code>`). */
+  readonly topics?: readonly string[];
+  /**
+   * A row field whose value, in µs since the epoch, is when the change left
+   * its origin: latency is measured from it (not from `ts`), and a patch
+   * without it counts as `unstamped`.
+   */
+  readonly stampField?: string;
+  /** Clients per loopback source address (127.0.0.2, 127.0.0.3, …); default the system's choice for all. */
+  readonly perAddress?: number;
+}
+
+/** Which clients of a layout a pool runs: `count` of them from index `first`. */
+export interface ClientRange {
+  readonly first: number;
+  readonly count: number;
 }
 
 /** Phases of connecting a pool, ms. */
@@ -83,6 +110,8 @@ export class LoadPool {
   /** Connections that closed without being asked to, and the last reason. */
   disconnects = 0;
   lastDisconnect = '';
+  /** Patches without a latency origin: no stamp field (with a `stampField`), or no `ts`. */
+  unstamped = 0;
   private closing = false;
   /** Scanned frames checked against JSON.parse, and how many disagreed. */
   verified = 0;
@@ -95,11 +124,16 @@ export class LoadPool {
   private readonly slots: TopicSlots;
   private readonly topics: readonly string[];
   private readonly clients: Client[] = [];
+  private readonly stampPath: string;
+  /** What precedes the stamp's value in a patch's operations, for the scanner. */
+  private readonly stampKey: string | undefined;
 
   /** A pool for `target`; nothing connects until `connect`. */
   constructor(readonly target: Target) {
-    this.topics = marketTopics(target.symbols, target.seed);
+    this.topics = target.topics ?? marketTopics(target.symbols, target.seed);
     this.slots = new TopicSlots(this.topics, `${FEED.channel}.${FEED.market}.`);
+    this.stampPath = target.stampField === undefined ? '' : '/' + target.stampField;
+    this.stampKey = target.stampField === undefined ? undefined : `"path":${JSON.stringify(this.stampPath)},"value":`;
   }
 
   /** The URL clients connect to. */
@@ -109,12 +143,13 @@ export class LoadPool {
   }
 
   /**
-   * Opens one connection per client of `layout` (at most `concurrency`
-   * handshakes at a time), then subscribes them all (same bound).
+   * Opens one connection per client of `layout` in `range` (default all; at
+   * most `concurrency` handshakes at a time), then subscribes them all (same
+   * bound).
    */
-  async connect(layout: SubsLayout, concurrency: number): Promise<ConnectResult> {
-    for (let c = 0; c < layout.clients; c++) {
-      this.clients.push(this.client(clientSymbols(layout, c)));
+  async connect(layout: SubsLayout, concurrency: number, range: ClientRange = { first: 0, count: layout.clients }): Promise<ConnectResult> {
+    for (let c = range.first; c < range.first + range.count; c++) {
+      this.clients.push(this.client(clientSymbols(layout, c), c));
     }
     let failed = 0;
     const t0 = performance.now();
@@ -140,6 +175,7 @@ export class LoadPool {
       errors: this.errors,
       verified: this.verified,
       scanMismatches: this.scanMismatches,
+      unstamped: this.unstamped,
       totals: { ...this.totals },
       latency,
     };
@@ -163,8 +199,11 @@ export class LoadPool {
   }
 
   private open(c: Client): Promise<void> {
+    const localAddress = this.target.perAddress ? sourceAddress(c.index, this.target.perAddress) : undefined;
     if (this.target.peer === 'socketio') {
-      const s = io(this.url, { transports: ['websocket'], forceNew: true, reconnection: false, timeout: 60_000 });
+      // engine.io-client hands `localAddress` to ws, though its types do not list it.
+      const opts = { transports: ['websocket'], forceNew: true, reconnection: false, timeout: 60_000, ...(localAddress ? { localAddress } : {}) };
+      const s = io(this.url, opts);
       c.sio = s;
       s.on('disconnect', (reason) => this.lost(`socket.io: ${reason}`));
       s.on('m', (m: Msg) => {
@@ -180,7 +219,7 @@ export class LoadPool {
         s.once('connect_error', (e) => reject(e));
       });
     }
-    const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true });
+    const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true, ...(localAddress ? { localAddress } : {}) });
     c.ws = ws;
     ws.on('message', (data: Buffer) => this.onFrame(c, data));
     ws.on('close', (code, reason) => {
@@ -207,8 +246,9 @@ export class LoadPool {
     if (this.target.peer === 'bridge') {
       for (const i of c.symbols) c.tracker.baseline(i, 0);
       c.owed = topics.length;
-      const codes = topics.map((t) => t.slice(t.lastIndexOf('.') + 1));
-      c.ws!.send(JSON.stringify({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes }));
+      const feeds = feedsOf(topics);
+      c.pending = feeds.length;
+      feeds.forEach((f, i) => c.ws!.send(JSON.stringify({ op: 'subscribe', id: i + 1, ...f })));
     } else {
       // Ticks start after every client subscribed, so every topic is at seq 1.
       for (const i of c.symbols) c.tracker.baseline(i, 1);
@@ -225,16 +265,19 @@ export class LoadPool {
   }
 
   private acked(c: Client): void {
+    if (--c.pending > 0) return;
     c.acked = true;
     if (c.owed <= 0) c.done?.();
   }
 
-  private client(symbols: Int32Array): Client {
+  private client(symbols: Int32Array, index: number): Client {
     const c: Client = {
+      index,
       symbols,
       tracker: new SeqTracker(this.target.symbols, this.totals),
       open: false,
       owed: 0,
+      pending: 1,
       acked: false,
       sink: {
         patch: (slot, seq, ts) => this.onPatch(c, slot, seq, ts),
@@ -253,7 +296,7 @@ export class LoadPool {
       const text = data.toString('latin1');
       this.frame = data;
       if (++this.scannedFrames % VERIFY_EVERY !== 0) {
-        if (scanUpdates(text, this.slots, c.sink) > 0) return;
+        if (scanUpdates(text, this.slots, c.sink, this.stampKey) > 0) return;
       } else {
         const msgs = this.verify(text, data);
         if (msgs) {
@@ -280,20 +323,21 @@ export class LoadPool {
       snapshot: (slot, seq) => seen.push(['snapshot', slot, seq, 0]),
       unknown: () => seen.push(['unknown', -1, -1, 0]),
       other: () => seen.push(['other', -1, -1, 0]),
-    });
+    }, this.stampKey);
     if (n === 0) return undefined;
     const v = JSON.parse(data.toString()) as Msg | Msg[];
     const msgs = Array.isArray(v) ? v : [v];
     const parsed = msgs.map((m): Rec => {
       if (m.type !== 'patch' && m.type !== 'snapshot') return ['other', -1, -1, 0];
-      return [m.type, this.slots.get(m.topic ?? ''), m.seq ?? -1, m.type === 'patch' ? (m.ts ?? NaN) : 0];
+      return [m.type, this.slots.get(m.topic ?? ''), m.seq ?? -1, m.type === 'patch' ? this.originOf(m) : 0];
     });
     this.verified++;
     const same =
       seen.length === parsed.length &&
       seen.every((a, i) => {
         const b = parsed[i]!;
-        return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && Math.abs(a[3] - b[3]) < 1e-6;
+        const ts = Math.abs(a[3] - b[3]) < 1e-6 || (Number.isNaN(a[3]) && Number.isNaN(b[3]));
+        return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && ts;
       });
     if (!same) {
       this.scanMismatches++;
@@ -302,10 +346,18 @@ export class LoadPool {
     return msgs;
   }
 
+  /** Where a parsed patch's latency starts, ms: its stamp field's value with a `stampField` (NaN when missing), else its `ts`. */
+  private originOf(m: Msg): number {
+    if (!this.stampPath) return m.ts ?? NaN;
+    const op = m.ops?.find((o) => o.path === this.stampPath);
+    return typeof op?.value === 'number' ? op.value / 1000 : NaN;
+  }
+
   private onPatch(c: Client, slot: number, seq: number, ts: number): void {
     c.tracker.update(slot, seq);
     this.received++;
-    this.latency.record(this.now - ts);
+    if (Number.isNaN(ts)) this.unstamped++;
+    else this.latency.record(this.now - ts);
   }
 
   private onSnapshot(c: Client, slot: number, seq: number): void {
@@ -320,7 +372,7 @@ export class LoadPool {
       case 'snapshot': {
         const slot = this.slots.get(m.topic ?? '');
         if (slot < 0) this.totals.unexpected++;
-        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, m.ts!);
+        else if (m.type === 'patch') this.onPatch(c, slot, m.seq!, this.originOf(m));
         else this.onSnapshot(c, slot, m.seq!);
         return;
       }
@@ -349,6 +401,7 @@ export interface LoadCounts {
   readonly errors: number;
   readonly verified: number;
   readonly scanMismatches: number;
+  readonly unstamped: number;
   readonly totals: ContinuityTotals;
   readonly latency: LatencySummary;
 }

@@ -117,7 +117,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const MAX_DRAIN_MS = 60_000;
 
 /** Waits until the load received nothing for `quietMs` (and `quietMs` at least); returns the time waited, ms. */
-async function drain(load: Child, quietMs: number): Promise<number> {
+export async function drain(load: Child, quietMs: number): Promise<number> {
   const t0 = performance.now();
   let last = -1;
   for (;;) {

@@ -6,7 +6,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { Demand } from '../../src/poller/demand.js';
 import { StateStore } from '../../src/state/store.js';
 import { FEED, type Change, type SyntheticMarket } from '../lib/market.js';
-import type { Peer } from './peer.js';
+import type { Peer, PeerOptions } from './peer.js';
 
 /**
  * The bridge as deployed, minus the poller: its `StateStore`, `LocalBus`
@@ -20,8 +20,15 @@ export class BridgePeer implements Peer {
   private readonly bus = new LocalBus();
   private readonly gateway: Gateway;
 
-  /** A bridge holding the market's current rows (every topic at seq 1). */
-  constructor(private readonly market: SyntheticMarket) {
+  /**
+   * A bridge holding the market's current rows (every topic at seq 1). The
+   * gateway admits any number of connections per address unless `opts` says
+   * otherwise (the fan-out's clients all come from 127.0.0.1).
+   */
+  constructor(
+    private readonly market: SyntheticMarket,
+    opts: PeerOptions = {},
+  ) {
     this.store.apply(FEED.channel, FEED.market, market.rows, Date.now());
     const codes = new Set(market.codes);
     this.gateway = new Gateway({
@@ -32,8 +39,8 @@ export class BridgePeer implements Peer {
       symbols: { has: (m, c) => m === FEED.market && codes.has(c) },
       onDemand: { get: () => Promise.reject(new Error('no upstream in the fan-out benchmark')) },
       metrics: new Metrics(),
-      // Every load client comes from 127.0.0.1.
-      maxConnectionsPerIp: 1_000_000,
+      maxConnectionsPerIp: opts.maxConnectionsPerIp ?? 1_000_000,
+      ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}),
     });
   }
 

@@ -1,7 +1,7 @@
 import { cpuMicros, fileLimit, fullGc, serve } from '../lib/child.js';
 import { SyntheticMarket, wallMs } from '../lib/market.js';
 import { subscriberCounts, type SubsLayout } from '../lib/subs.js';
-import { createPeer, type Peer, type PeerName } from './peer.js';
+import { createPeer, type Peer, type PeerName, type PeerOptions } from './peer.js';
 import { Ticker } from './ticker.js';
 import type { CycleConfig } from '../scenarios/cycle.js';
 import type { EconomyConfig } from '../scenarios/economy.js';
@@ -21,6 +21,8 @@ export interface StartArgs {
   readonly changeRatio: number;
   /** The load's subscription layout, to count offered deliveries; none for idle scenarios. */
   readonly subs?: SubsLayout;
+  /** The bridge gateway's connection limits (other peers ignore them). */
+  readonly limits?: PeerOptions;
 }
 
 /** Reply of `mark`: cumulative counters at this instant. */
@@ -67,7 +69,7 @@ serve(
     async start(a: StartArgs) {
       market = new SyntheticMarket({ symbols: a.symbols, seed: a.seed, changeRatio: a.changeRatio });
       counts = a.subs ? subscriberCounts(a.subs) : new Int32Array(a.symbols);
-      peer = await createPeer(a.peer, market);
+      peer = await createPeer(a.peer, market, a.limits);
       const port = await peer.listen();
       return { port, pid: process.pid, fileLimit: fileLimit() };
     },

@@ -28,11 +28,19 @@ export function patchMessage(topic: string, seq: number, ts: number, ops: unknow
   return { type: 'patch', topic, seq, ts, ops };
 }
 
+/** Connection limits of the bridge peer's gateway (the other peers have none). */
+export interface PeerOptions {
+  /** Connections per client address; default unlimited, as the fan-out's clients all come from 127.0.0.1. */
+  readonly maxConnectionsPerIp?: number;
+  /** Connections in all; default the gateway's (18,000). */
+  readonly maxConnections?: number;
+}
+
 /** Builds a peer by name; modules load lazily so one peer's dependencies do not weigh on another's run. */
-export async function createPeer(name: PeerName, market: SyntheticMarket): Promise<Peer> {
+export async function createPeer(name: PeerName, market: SyntheticMarket, opts: PeerOptions = {}): Promise<Peer> {
   switch (name) {
     case 'bridge':
-      return new (await import('./bridge.js')).BridgePeer(market);
+      return new (await import('./bridge.js')).BridgePeer(market, opts);
     case 'socketio':
       return new (await import('./socketio.js')).SocketIoPeer(market);
     case 'naive':

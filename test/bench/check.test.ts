@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { checkResults, checkTable } from '../../bench/check.js';
 import type { Results } from '../../bench/report.js';
 
-const ALL = ['fanout', 'snapshot', 'connections', 'cycle', 'economy'];
+const ALL = ['fanout', 'snapshot', 'e2e', 'connections', 'cycle', 'economy'];
 const PEERS = ['bridge', 'socketio', 'naive', 'floor'];
 
-function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; economy?: number; snapshot?: unknown; cycle?: number } = {}): Results {
+function results(
+  over: { cpuVsFloor?: number; lost?: number; rss?: number; economy?: number; snapshot?: unknown; cycle?: number; e2eRatio?: number | null; e2eLost?: number } = {},
+): Results {
   return {
     machine: {},
     mode: 'quick',
@@ -15,7 +17,12 @@ function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; econo
       ratios: { cpuVsFloor: over.cpuVsFloor ?? 1.2, cpuVsSocketio: 0.15, p99VsFloor: 1.1 },
     },
     snapshot: over.snapshot ?? { ms: 40 },
-    connections: { rssKbPerConn: over.rss ?? 11 } as never,
+    e2e: {
+      bridge: { p99Ms: 40, lost: over.e2eLost ?? 0, outOfOrder: 0, disconnects: 0 },
+      socketio: { p99Ms: 300, lost: 0, outOfOrder: 0, disconnects: 0 },
+      ratios: { cpuVsSocketio: over.e2eRatio === undefined ? 0.2 : over.e2eRatio },
+    } as never,
+    connections: { rssKbPerConn: over.rss ?? 7, snapshot: { ms: 20 } } as never,
     cycle: { ratioToJsonParse: over.cycle ?? 0.9, mismatches: 0, plainReads: 0 } as never,
     economy: { ratioToMinimum: over.economy ?? 1, idleRealtimeCalls: 0 } as never,
   };
@@ -24,7 +31,7 @@ function results(over: { cpuVsFloor?: number; lost?: number; rss?: number; econo
 describe('bench targets', () => {
   it('meets every target with figures inside them', () => {
     const out = checkResults(results(), ALL, PEERS);
-    expect(out).toHaveLength(14);
+    expect(out).toHaveLength(20);
     expect(out.every((o) => o.met && o.withinCi)).toBe(true);
   });
 
@@ -60,6 +67,16 @@ describe('bench targets', () => {
     expect(run({ dropped: 3 }).find((o) => o.name === 'recorder dropped')).toMatchObject({ met: false, withinCi: false });
     // Not run: no figure is asked of it.
     expect(checkResults(results(), ALL, PEERS).some((o) => o.name.startsWith('recorder'))).toBe(false);
+  });
+
+  it('holds the end-to-end ratio to its target and CI limit, and allows it no loss', () => {
+    const out = checkResults(results({ e2eRatio: 0.4, e2eLost: 2 }), ALL, PEERS);
+    expect(out.find((o) => o.name === 'e2e cpu/update vs socket.io')).toMatchObject({ value: 0.4, met: false, withinCi: true });
+    expect(out.find((o) => o.name === 'e2e lost')).toMatchObject({ met: false, withinCi: false });
+    const failed = checkResults(results({ e2eRatio: null }), ALL, PEERS);
+    expect(failed.find((o) => o.name === 'e2e cpu/update vs socket.io')).toMatchObject({ value: undefined, withinCi: false });
+    // Without socket.io among the peers, the ratio is not asked for.
+    expect(checkResults(results(), ['e2e'], ['bridge']).map((o) => o.name)).toEqual(['e2e p99 ms', 'e2e lost', 'e2e out of order', 'e2e closed']);
   });
 
   it('skips scenarios and peers that were not run', () => {

@@ -125,6 +125,11 @@ describe('parseArgs', () => {
     expect(q.peers).toEqual(['bridge', 'floor']);
     expect(q.fanout.clients).toBe(10);
     expect(parseArgs([]).fanout.clients).toBe(2000);
+    // The end-to-end scenario runs the peers of --peers that poll.
+    expect(q.e2e.peers).toEqual(['bridge']);
+    expect(parseArgs([]).e2e.peers).toEqual(['bridge', 'socketio']);
+    expect(parseArgs(['--connections=18000']).connections.count).toBe(18_000);
+    expect(parseArgs(['--quick', '--e2e-clients=3000']).e2e).toMatchObject({ clients: 3_000, windows: 3 });
   });
 
   it('refuses unknown options, scenarios and peers', () => {

@@ -42,6 +42,20 @@ describe('scanUpdates', () => {
     ]);
   });
 
+  it('takes a patch’s time from its stamp field, in µs, when given the stamp key; NaN without one', () => {
+    const ops = (stamp: number[]) => [{ op: 'replace', path: '/trdPrc', value: 5 }, ...stamp.map((v) => ({ op: 'replace', path: '/answeredUs', value: v }))];
+    const frame = JSON.stringify([
+      { type: 'patch', topic: 'quote.kospi.000020', seq: 2, ts: 1, ops: ops([1712345678901234]), crc: 7 },
+      { type: 'patch', topic: 'quote.kospi.005930', seq: 3, ts: 2, ops: ops([]), crc: 1 },
+      { type: 'patch', topic: 'quote.kospi.A0001X', seq: 4, ts: 3, ops: ops([1712345678999000]), crc: 0 },
+    ]);
+    const seen: unknown[] = [];
+    const sink: FrameSink = { patch: (slot, seq, ts) => seen.push([slot, seq, ts]), snapshot: () => undefined, unknown: () => seen.push('unknown'), other: () => undefined };
+    expect(scanUpdates(frame, slots, sink, '"path":"/answeredUs","value":')).toBe(3);
+    // The second patch has no stamp: the third's must not be taken for it.
+    expect(seen).toEqual([[0, 2, 1712345678901.234], [1, 3, NaN], [2, 4, 1712345678999]]);
+  });
+
   it('reads a single message frame', () => {
     const { seen } = record('{"type":"patch","topic":"quote.kospi.005930","seq":7,"ts":5.5,"ops":[]}');
     expect(seen).toEqual([['patch', 1, 7, 5.5]]);

@@ -1,0 +1,101 @@
+// What a cluster costs Redis per change: a private redis-server, the end-to-end scenario's stand-in upstream (4,500
+// symbols on two markets, 30% changing every second) and 1, 2, then 3 bridge processes joined through Redis, each
+// with one client on both markets' whole `quote` lists. Over a window, Redis's own counters give the bytes it
+// received and sent, its commands and its memory; the stand-in counts the changes served.
+// Run: node --import tsx bench/redis-traffic.ts [windowSeconds]   (needs redis-server on the PATH)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import WebSocket from 'ws';
+import { Bridge } from '../src/bridge.js';
+import { loadConfig } from '../src/config/config.js';
+import { StandIn } from './upstream/standin.js';
+
+const WINDOW_S = Number(process.argv[2] ?? 20);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const port = await new Promise<number>((resolve) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const p = (s.address() as { port: number }).port;
+    s.close(() => resolve(p));
+  });
+});
+const redisProc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+const url = `redis://127.0.0.1:${port}`;
+const redis = createClient({ url });
+redis.on('error', () => undefined);
+for (let i = 0; !redis.isReady; i++) {
+  await sleep(100);
+  await redis.connect().catch(() => (i > 50 ? Promise.reject(new Error('redis-server did not start')) : undefined));
+}
+
+const info = async (): Promise<Record<string, number>> => {
+  const text = await redis.info();
+  const out: Record<string, number> = {};
+  for (const line of text.split('\r\n')) {
+    const [k, v] = line.split(':');
+    if (k && v !== undefined && /^\d+(\.\d+)?$/.test(v)) out[k] = Number(v);
+  }
+  return out;
+};
+
+/** A client on both markets' whole quote lists; resolves once both are subscribed. */
+function watch(wsUrl: string): Promise<WebSocket> {
+  const ws = new WebSocket(wsUrl);
+  return new Promise((resolve, reject) => {
+    let owed = 2;
+    ws.on('error', reject);
+    ws.on('open', () => {
+      for (const market of ['kospi', 'kosdaq']) ws.send(JSON.stringify({ op: 'subscribe', channel: 'quote', market, codes: ['*'] }));
+    });
+    ws.on('message', (d: Buffer) => {
+      const v = JSON.parse(d.toString()) as { type?: string } | { type?: string }[];
+      for (const m of Array.isArray(v) ? v : [v]) if (m.type === 'subscribed' && --owed === 0) resolve(ws);
+    });
+  });
+}
+
+const rows: string[] = [];
+for (const processes of [1, 2, 3]) {
+  const standIn = new StandIn({ symbols: 4_500, seed: 20_240_603, changeRatio: 0.3, periodMs: 1_000, apiKey: 'traffic' });
+  const upstream = await standIn.listen();
+  const dir = mkdtempSync(join(tmpdir(), 'krx-redis-traffic-'));
+  await redis.flushAll();
+  const bridges = Array.from({ length: processes }, (_, i) => {
+    const env = { UPSTREAM_URL: upstream, UPSTREAM_API_KEY: 'traffic', REDIS_URL: url, PORT: '0', HOST: '127.0.0.1', MARKET_CLOCK: 'always' };
+    return new Bridge(loadConfig({ ...env, NAMES_PER_DAY: '0', LOG_LEVEL: 'warn', DATA_DIR: join(dir, String(i)) }, []));
+  });
+  const clients = [];
+  for (const b of bridges) clients.push(await watch((await b.start()).wsUrl));
+  standIn.go();
+  await sleep(4_000);
+  await redis.configResetStat();
+  const c0 = standIn.counters();
+  const t0 = performance.now();
+  await sleep(WINDOW_S * 1_000);
+  const s = await info();
+  const seconds = (performance.now() - t0) / 1000;
+  const changes = standIn.counters().served - c0.served;
+  rows.push(
+    [
+      processes,
+      (changes / seconds).toFixed(0),
+      (s.total_net_input_bytes! / changes).toFixed(0),
+      (s.total_net_output_bytes! / changes).toFixed(0),
+      ((s.total_net_input_bytes! + s.total_net_output_bytes!) / seconds / 2 ** 20).toFixed(2),
+      (s.total_commands_processed! / seconds).toFixed(0),
+      (s.used_memory! / 2 ** 20).toFixed(1),
+    ].join('\t'),
+  );
+  for (const ws of clients) ws.terminate();
+  await Promise.all(bridges.map((b) => b.stop()));
+  await standIn.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log('processes\tchanges/s\tin B/change\tout B/change\tMiB/s total\tcommands/s\tused MiB');
+for (const r of rows) console.log(r);
+await redis.close();
+redisProc.kill();
