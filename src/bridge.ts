@@ -308,7 +308,6 @@ export class Bridge {
       perMessageDeflate: c.PERMESSAGE_DEFLATE,
       slow: {
         conflateBytes: c.SLOW_CONFLATE_BYTES,
-        resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES,
         closeBytes: c.SLOW_CLOSE_BYTES,
         replyBytes: c.SLOW_REPLY_BYTES,
       },
