@@ -391,6 +391,10 @@ export class Gateway {
         metrics.slowConsumer.inc({ step });
         this.logger.debug({ session: s.id, step }, 'slow consumer');
       },
+      fault: (s, err) => {
+        this.logger.error({ err, session: s.id }, 'writing to a client failed');
+        this.closeSession(s, 'internal');
+      },
       close: (s, name) => {
         if (name === 'slowConsumer' && !s.closing) {
           metrics.slowConsumer.inc({ step: 'close' });

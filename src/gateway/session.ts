@@ -36,6 +36,8 @@ export interface SessionHost {
   slowStep(s: Session, step: 'conflate' | 'drain', behind: boolean): void;
   /** Closes `s` with a server close code. */
   close(s: Session, name: CloseName): void;
+  /** Making or writing what waits for `s` failed (a bug): it is logged and `s` closed with 1011. */
+  fault(s: Session, err: unknown): void;
 }
 
 /** Who the client is, as authentication established it. */
@@ -300,9 +302,21 @@ export class Session implements Subscriber {
    * Writes what waits (answers, then, when behind, owed snapshots) in
    * frames while the socket takes them. When it stops taking them with
    * answers still waiting, a live connection falls behind from tick
-   * `since` (the first batch it has not received in full).
+   * `since` (the first batch it has not received in full). Messages are
+   * made here, often outside any request's handler: a failure closes this
+   * connection (1011) instead of reaching the event loop.
    */
   private pump(since: number): void {
+    try {
+      this.pumpFrames(since);
+    } catch (err) {
+      // What waits cannot be trusted any more: dropped, so the close that follows writes none of it.
+      this.dispose();
+      this.host.fault(this, err);
+    }
+  }
+
+  private pumpFrames(since: number): void {
     const { conflateBytes, frameBytes } = this.host.policy;
     while (this.ws.readyState === OPEN && !this.closing) {
       const room = conflateBytes - this.queued();

@@ -186,6 +186,29 @@ describe('a connection behind', () => {
   });
 });
 
+describe('a failure while making what a connection is sent', () => {
+  it('closes that connection with 1011; the others go on', async () => {
+    h = await startHarness({}, {}, 100);
+    const hh = h;
+    const cs = codes(100);
+    hh.tick('quote', 'kospi', wideRows(cs, 0));
+    const other = await Client.connect(hh.url);
+    await other.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: cs.slice(0, 2) });
+    const c = await Client.connect(hh.url);
+    const snapshot = hh.store.snapshot.bind(hh.store);
+    hh.store.snapshot = () => {
+      throw new Error('snapshot failed');
+    };
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    expect((await c.closedWith()).code).toBe(1011);
+    hh.store.snapshot = snapshot;
+    hh.tick('quote', 'kospi', wideRows(cs, 1));
+    await other.until((m) => m.type === 'patch' && m.seq === 2);
+    expect(await counter(hh.metrics, 'krx_server_closes_total', { code: '1011' })).toBe(1);
+    other.close();
+  });
+});
+
 describe('a compressed connection (permessage-deflate)', () => {
   it('falls behind and catches up the same way, holding no more than a tick', async () => {
     h = await startHarness({ perMessageDeflate: true }, {}, 2000);
