@@ -4,6 +4,7 @@ import type { Limits } from '../protocol/constants.js';
 import type { CloseName } from '../protocol/errors.js';
 import { directSocket, socketOf, writeMessages, writeParts, writeText, type FrameTarget } from './frame.js';
 import { Behind } from './behind.js';
+import { Outbox, type Messages } from './outbox.js';
 import type { Subscriber } from './index.js';
 import { TokenBucket, WindowCounter, messageBucket } from './limits.js';
 import { behindAction, overCap, type SlowPolicy } from './slow.js';
@@ -58,9 +59,6 @@ export interface FlushTally {
   bytes: number;
 }
 
-/** Something waiting to be written: one serialised message, or messages made as they are written. */
-type Queued = string | Iterator<string, unknown>;
-
 const OPEN = WebSocket.OPEN;
 
 /** One WebSocket client. */
@@ -86,10 +84,8 @@ export class Session implements Subscriber {
 
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  /** Answers, statuses and lazily made messages (subscribe snapshots) waiting to be written, in order. */
-  private queue: Queued[] | undefined;
-  /** Characters of the serialised messages in `queue`. */
-  private queuedChars = 0;
+  /** Answers, statuses and subscribe snapshots waiting to be written, in order; only while some wait. */
+  private outbox: Outbox | undefined;
   private scheduled = false;
   // Made on first use: most connections never `get`, pass the rate limit or fall behind.
   private violations_: WindowCounter | undefined;
@@ -129,11 +125,6 @@ export class Session implements Subscriber {
     return this.explicit.size;
   }
 
-  /** Whether updates are written (not behind). */
-  get live(): boolean {
-    return this.behind === undefined;
-  }
-
   /**
    * Queues one pre-serialised update for this tick's flush; when behind,
    * only counts its bytes. Returns whether it was queued. The hot path: no
@@ -143,7 +134,7 @@ export class Session implements Subscriber {
     const b = this.behind;
     if (b !== undefined) {
       b.skipped += frame.length;
-      if (overCap(this.ws.bufferedAmount, b.skipped + this.queuedChars, 0, this.host.policy)) this.host.close(this, 'slowConsumer');
+      if (overCap(this.ws.bufferedAmount, b.skipped + (this.outbox?.chars ?? 0), 0, this.host.policy)) this.host.close(this, 'slowConsumer');
       return false;
     }
     if (this.pending.length === 0) touched.push(this);
@@ -164,7 +155,7 @@ export class Session implements Subscriber {
     const n = list.length;
     if (n === 0) return;
     const tick = this.host.clock.tick;
-    if (this.queue !== undefined) this.pump(tick);
+    if (this.outbox !== undefined) this.pump(tick);
     if (this.ws.readyState === OPEN && !this.closing && this.behind === undefined) {
       const { conflateBytes, frameBytes } = this.host.policy;
       for (let i = 0; i < n; ) {
@@ -192,7 +183,7 @@ export class Session implements Subscriber {
 
   /** Sends one serialised message (a feed's `status`) after whatever waits before it; when behind, once the socket drains. */
   sendNow(message: string): void {
-    this.enqueue(message);
+    (this.outbox ??= new Outbox()).push(message);
     if (this.behind === undefined) this.pump(this.host.clock.tick + 1);
   }
 
@@ -204,12 +195,12 @@ export class Session implements Subscriber {
    */
   sendReply(parts: readonly Buffer[]): boolean {
     if (this.ws.readyState !== OPEN || this.closing) return false;
-    if (this.queue !== undefined && this.behind === undefined) this.pump(this.host.clock.tick + 1);
+    if (this.outbox !== undefined && this.behind === undefined) this.pump(this.host.clock.tick + 1);
     let len = 0;
     for (const p of parts) len += p.length;
     const buffered = this.ws.bufferedAmount;
     if (buffered + len > this.host.policy.replyBytes && buffered > 0) return false;
-    if (overCap(buffered, (this.behind?.skipped ?? 0) + this.queuedChars, len, this.host.policy)) {
+    if (overCap(buffered, (this.behind?.skipped ?? 0) + (this.outbox?.chars ?? 0), len, this.host.policy)) {
       this.host.close(this, 'slowConsumer');
       return false;
     }
@@ -232,7 +223,7 @@ export class Session implements Subscriber {
    * the order it was sent.
    */
   reply(frame: string): void {
-    this.enqueue(frame);
+    (this.outbox ??= new Outbox()).push(frame);
     this.schedule();
   }
 
@@ -246,8 +237,8 @@ export class Session implements Subscriber {
    * it; each is made when it is about to be written (a whole market's
    * snapshots are made as the socket takes them, never all held at once).
    */
-  replyLater(messages: Iterator<string, unknown>): void {
-    (this.queue ??= []).push(messages);
+  replyLater(messages: Messages): void {
+    (this.outbox ??= new Outbox()).push(messages);
     this.schedule();
   }
 
@@ -264,27 +255,20 @@ export class Session implements Subscriber {
   check(now = this.host.now()): void {
     const b = this.behind;
     if (b === undefined || this.closing) return;
-    const act = behindAction(this.ws.bufferedAmount, b.skipped + this.queuedChars, now - b.at, this.host.policy);
+    const act = behindAction(this.ws.bufferedAmount, b.skipped + (this.outbox?.chars ?? 0), now - b.at, this.host.policy);
     if (act === 'close') this.host.close(this, 'slowConsumer');
     else if (act === 'resume') this.pump(this.host.clock.tick + 1);
   }
 
   /** Drops what waits to be written (the connection closed); lazily made messages are ended. */
   dispose(): void {
-    const q = this.queue;
-    this.queue = undefined;
-    this.queuedChars = 0;
-    if (q !== undefined) for (const item of q) if (typeof item !== 'string') item.return?.();
+    this.outbox?.clear();
+    this.outbox = undefined;
     const b = this.behind;
     if (b !== undefined) {
       b.end();
       this.countMade(b);
     }
-  }
-
-  private enqueue(message: string): void {
-    (this.queue ??= []).push(message);
-    this.queuedChars += message.length;
   }
 
   private schedule(): void {
@@ -322,7 +306,7 @@ export class Session implements Subscriber {
       const room = conflateBytes - this.queued();
       if (room <= 0) {
         if (this.behind !== undefined) this.armDrain();
-        else if (this.queue !== undefined) this.fallBehind(since);
+        else if (this.outbox !== undefined) this.fallBehind(since);
         return;
       }
       const parts = this.collect(Math.min(frameBytes, room));
@@ -346,21 +330,12 @@ export class Session implements Subscriber {
     return parts;
   }
 
+  /** The next message to write: what waits in the outbox, then, when behind, the next owed snapshot. */
   private next(): string | undefined {
-    const q = this.queue;
-    if (q !== undefined) {
-      while (q.length > 0) {
-        const head = q[0]!;
-        if (typeof head === 'string') {
-          q.shift();
-          this.queuedChars -= head.length;
-          return head;
-        }
-        const r = head.next();
-        if (r.done !== true) return r.value;
-        q.shift();
-      }
-      this.queue = undefined;
+    if (this.outbox !== undefined) {
+      const m = this.outbox.next();
+      if (m !== undefined) return m;
+      this.outbox = undefined;
     }
     return this.behind !== undefined ? this.nextOwed(this.behind) : undefined;
   }
@@ -403,6 +378,6 @@ export class Session implements Subscriber {
 
   /** Writes on when something waits (answers, or owed snapshots). */
   private resume(): void {
-    if (!this.closing && (this.queue !== undefined || this.behind !== undefined)) this.pump(this.host.clock.tick + 1);
+    if (!this.closing && (this.outbox !== undefined || this.behind !== undefined)) this.pump(this.host.clock.tick + 1);
   }
 }

@@ -3,6 +3,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeClock } from '../../src/gateway/clock.js';
 import { SubscriptionIndex } from '../../src/gateway/index.js';
+import { Outbox } from '../../src/gateway/outbox.js';
 import type { Session } from '../../src/gateway/session.js';
 import { SmallSet } from '../../src/gateway/smallset.js';
 import { owedSnapshots } from '../../src/gateway/snapshots.js';
@@ -241,6 +242,37 @@ describe('a compressed connection (permessage-deflate)', () => {
     await c.request({ op: 'ping', id: 'live' }, 8000);
     expect(stale(hh, rebuild(c.msgs), 'quote')).toEqual([]);
     c.close();
+  });
+});
+
+describe('the outbox', () => {
+  it('gives messages in the order they were sent, making lazy ones when their turn comes, and ends those dropped', () => {
+    const made: string[] = [];
+    let ended = 0;
+    function* lazy(name: string) {
+      try {
+        for (const i of [1, 2]) {
+          made.push(`${name}${i}`);
+          yield `${name}${i}`;
+        }
+      } finally {
+        ended++;
+      }
+    }
+    const o = new Outbox();
+    o.push('a');
+    o.push(lazy('x'));
+    o.push('bb');
+    expect(o.chars).toBe(3);
+    expect([o.next(), o.next()]).toEqual(['a', 'x1']);
+    expect(made).toEqual(['x1']);
+    expect([o.next(), o.next(), o.next()]).toEqual(['x2', 'bb', undefined]);
+    expect(o.chars).toBe(0);
+    o.push(lazy('y'));
+    o.push('c');
+    expect(o.next()).toBe('y1');
+    o.clear();
+    expect([o.next(), o.chars, ended]).toEqual([undefined, 0, 2]);
   });
 });
 
