@@ -2,6 +2,7 @@ import type { ConnectionsConfig } from './scenarios/connections.js';
 import type { CycleConfig } from './scenarios/cycle.js';
 import type { EconomyConfig } from './scenarios/economy.js';
 import type { FanoutConfig } from './scenarios/fanout.js';
+import type { StalledConfig } from './scenarios/stalled.js';
 import { PEERS, type PeerName } from './server/peer.js';
 
 /**
@@ -10,7 +11,7 @@ import { PEERS, type PeerName } from './server/peer.js';
  */
 
 /** The scenarios, in the order they run. */
-export const SCENARIOS = ['cycle', 'fanout', 'connections', 'economy'] as const;
+export const SCENARIOS = ['cycle', 'fanout', 'connections', 'economy', 'stalled'] as const;
 /** A scenario name (`snapshot` runs inside `fanout`, against the bridge). */
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -23,6 +24,7 @@ export interface BenchConfig {
   readonly connections: ConnectionsConfig & { readonly peers: readonly PeerName[] };
   readonly cycle: CycleConfig;
   readonly economy: EconomyConfig;
+  readonly stalled: StalledConfig;
   /** Where the results file goes. */
   readonly out: string;
   /** Processes to CPU-profile (`--cpu-prof`), profiles written to bench/results/profiles/. */
@@ -57,6 +59,8 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'
   connections: { count: 10_000, topicsPerClient: 20, symbols: SYMBOLS, seed: SEED, concurrency: 200, peers: ['bridge', 'floor'] },
   cycle: { symbols: SYMBOLS, changeRatio: 0.3, seed: SEED, warmup: 30, cycles: 100 },
   economy: { measureMs: 30_000, idleMs: 15_000 },
+  // KOSPI and KOSDAQ as listed (about 2,500 and 1,800 symbols with ETFs and ETNs): a KRX-sized market.
+  stalled: { stalled: 30, kospi: 2_600, kosdaq: 1_900, changeRatio: 0.3, seed: SEED, feedIntervalMs: 1_000, warmupMs: 15_000, baselineMs: 10_000, behindWithinMs: 20_000, holdMs: 5_000 },
 };
 
 const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS' | 'check' | 'rounds'> = {
@@ -65,6 +69,7 @@ const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS
   connections: { ...FULL.connections, count: 1_500, peers: ['bridge'] },
   cycle: { ...FULL.cycle, warmup: 10, cycles: 20 },
   economy: { measureMs: 3_000, idleMs: 2_000 },
+  stalled: { ...FULL.stalled, warmupMs: 3_000, baselineMs: 3_000, holdMs: 2_000 },
 };
 
 /** Usage text of `npm run bench`. */
