@@ -132,7 +132,8 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
       market,
       codes: t.wildcard ? undefined : t.codes,
       since,
-      status: () => ctx.statusOf(channel, market),
+      // As the feed stands now, before this subscription's demand reaches the poller (a new feed's first state follows on its own).
+      status: ctx.statusOf(channel, market),
       sent: ctx.sent,
     }),
   );

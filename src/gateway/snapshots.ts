@@ -60,8 +60,8 @@ export interface SubscribeState {
   readonly codes: readonly string[] | undefined;
   /** Per topic, the seq the client holds (a resume in this server's epoch). */
   readonly since: Readonly<Record<string, number>> | undefined;
-  /** The feed's current `status` message, if known (asked for when it is reached). */
-  status(): string | undefined;
+  /** The feed's `status` message when the client subscribed, if known then. */
+  readonly status: string | undefined;
   /** Counts messages sent, by type. */
   sent(type: string, n: number): void;
 }
@@ -98,10 +98,9 @@ export function* subscribeState(first: string, a: SubscribeState): Generator<str
           yield f;
         }
     }
-    const status = a.status();
-    if (status !== undefined) {
+    if (a.status !== undefined) {
       statuses++;
-      yield status;
+      yield a.status;
     }
   } finally {
     a.sent('subscribed', 1);
