@@ -6,6 +6,7 @@ import type { E2ePeerResult, E2eResult } from './scenarios/e2e.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { PeerResult } from './scenarios/fanout.js';
 import type { RecorderResult } from './scenarios/recorder.js';
+import type { StalledResult, StalledResults } from './scenarios/stalled.js';
 
 /**
  * The benchmark's targets, checked against a run's results. Every run
@@ -21,7 +22,7 @@ export interface Target {
   /** Short name, e.g. `fanout cpu vs floor`. */
   readonly name: string;
   /** The scenario whose figure it is (`snapshot` runs inside `fanout`). */
-  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy' | 'recorder' | 'e2e';
+  readonly scenario: 'fanout' | 'snapshot' | 'connections' | 'cycle' | 'economy' | 'recorder' | 'e2e' | 'stalled';
   /** Where the figure is in the results; `undefined` when the scenario did not run. */
   readonly read: (r: Results) => number | undefined;
   /** `max`: the figure must be at most the limit; `min`: at least; `eq`: equal. */
@@ -60,6 +61,7 @@ function ok<T>(v: unknown): T | undefined {
   return s.error !== undefined || s.skipped !== undefined ? undefined : (v as T);
 }
 
+const stalled = (r: Results): StalledResult | undefined => ok<StalledResult>((r as Results & StalledResults).stalled);
 const fanoutPeer = (r: Results, p: string): PeerResult | undefined => ok<PeerResult>((ok<Record<string, unknown>>(r.fanout) ?? {})[p]);
 const ratio = (r: Results, k: string): number | undefined => {
   const v = (ok<Record<string, unknown>>(r.fanout)?.ratios as Record<string, number | null> | undefined)?.[k];
@@ -95,6 +97,12 @@ export const TARGETS: readonly Target[] = [
   { scenario: 'recorder', name: 'recorder bytes/change', read: (r) => ok<RecorderResult>(r.recorder)?.bytesPerChange, kind: 'max', target: 450, ci: 500, digits: 1 },
   { scenario: 'recorder', name: 'recorder stored bytes/change', read: (r) => ok<RecorderResult>(r.recorder)?.storedBytesPerChange, kind: 'max', target: 60, ci: 80, digits: 1 },
   { scenario: 'recorder', name: 'recorder dropped', read: (r) => ok<RecorderResult>(r.recorder)?.dropped, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  // Between two readings the server's RSS moves by a few MB, and its live heap by one or two, whatever 30 clients do: wide CI limits.
+  { scenario: 'stalled', name: 'stalled RSS KB/client', read: (r) => stalled(r)?.rssKbPerStalled, kind: 'max', target: 64, ci: 512, digits: 1 },
+  { scenario: 'stalled', name: 'stalled live KB/client', read: (r) => stalled(r)?.liveKbPerStalled, kind: 'max', target: 64, ci: 256, digits: 1 },
+  { scenario: 'stalled', name: 'stalled normal p99 ms', read: (r) => stalled(r)?.normal.p99Ms, kind: 'max', target: 100, ci: 250, digits: 1 },
+  { scenario: 'stalled', name: 'stalled normal lost', read: (r) => stalled(r)?.normal.lost, kind: 'eq', target: 0, ci: 0, digits: 0 },
+  { scenario: 'stalled', name: 'stalled catch-up ms', read: (r) => stalled(r)?.catchUpMs, kind: 'max', target: 5_000, ci: 20_000, digits: 0 },
 ];
 
 function holds(kind: Target['kind'], value: number, limit: number, tolerance = 0): boolean {
@@ -105,7 +113,7 @@ function holds(kind: Target['kind'], value: number, limit: number, tolerance = 0
 
 /**
  * Every target's outcome for the scenarios that ran (`ran` lists the
- * scenarios: `fanout`, `snapshot`, `connections`, `cycle`, `economy`, `recorder`) with the fan-out peers that ran. A target of a scenario that
+ * scenarios: `fanout`, `snapshot`, `e2e`, `connections`, `cycle`, `economy`, `recorder`, `stalled`) with the fan-out peers that ran. A target of a scenario that
  * ran but produced no figure fails.
  */
 export function checkResults(r: Results, ran: readonly string[], peers: readonly string[], targets: readonly Target[] = TARGETS): CheckOutcome[] {

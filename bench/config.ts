@@ -4,6 +4,7 @@ import type { E2eConfig } from './scenarios/e2e.js';
 import type { EconomyConfig } from './scenarios/economy.js';
 import type { FanoutConfig } from './scenarios/fanout.js';
 import type { RecorderConfig } from './scenarios/recorder.js';
+import type { StalledConfig } from './scenarios/stalled.js';
 import { PEERS, type PeerName } from './server/peer.js';
 import { POLLING_PEERS } from './server/polling.js';
 
@@ -13,7 +14,7 @@ import { POLLING_PEERS } from './server/polling.js';
  */
 
 /** The scenarios, in the order they run. */
-export const SCENARIOS = ['cycle', 'fanout', 'e2e', 'connections', 'economy', 'recorder'] as const;
+export const SCENARIOS = ['cycle', 'fanout', 'e2e', 'connections', 'economy', 'recorder', 'stalled'] as const;
 /** A scenario name (`snapshot` runs inside `fanout`, against the bridge). */
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -29,6 +30,7 @@ export interface BenchConfig {
   readonly recorder: RecorderConfig;
   /** The end-to-end scenario; its peers are those of `--peers` that poll (bridge, socketio). */
   readonly e2e: E2eConfig;
+  readonly stalled: StalledConfig;
   /** Where the results file goes. */
   readonly out: string;
   /** Processes to CPU-profile (`--cpu-prof`), profiles written to bench/results/profiles/. */
@@ -89,6 +91,8 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'
     perAddress: 100,
     peers: POLLING_PEERS,
   },
+  // KOSPI and KOSDAQ as listed (about 2,500 and 1,800 symbols with ETFs and ETNs): a KRX-sized market.
+  stalled: { stalled: 30, kospi: 2_600, kosdaq: 1_900, changeRatio: 0.3, seed: SEED, feedIntervalMs: 1_000, warmupMs: 15_000, baselineMs: 10_000, behindWithinMs: 20_000, holdMs: 5_000 },
 };
 
 const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS' | 'check' | 'rounds'> = {
@@ -99,6 +103,7 @@ const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS
   economy: { measureMs: 3_000, idleMs: 2_000 },
   recorder: { ...FULL.recorder, warmup: 10, cycles: 60 },
   e2e: { ...FULL.e2e, warmupMs: 3_000, windows: 3, windowMs: 3_000, drainMs: 500 },
+  stalled: { ...FULL.stalled, warmupMs: 3_000, baselineMs: 3_000, holdMs: 2_000 },
 };
 
 /** Usage text of `npm run bench`. */

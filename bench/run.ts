@@ -15,6 +15,7 @@ import { runE2e } from './scenarios/e2e.js';
 import type { EconomyResult } from './scenarios/economy.js';
 import type { RecorderResult } from './scenarios/recorder.js';
 import { runFanoutPeer, type PeerResult } from './scenarios/fanout.js';
+import { runStalled, stalledTable, type StalledResult, type StalledResults } from './scenarios/stalled.js';
 import type { PeerName } from './server/peer.js';
 
 /**
@@ -148,7 +149,7 @@ function machine(): Record<string, unknown> {
 async function main(): Promise<void> {
   const cfg = parseArgs(process.argv.slice(2));
   const t0 = Date.now();
-  const results: Results = { machine: machine(), mode: cfg.mode, startedAt: new Date(t0).toISOString() };
+  const results: Results & StalledResults = { machine: machine(), mode: cfg.mode, startedAt: new Date(t0).toISOString() };
   if (!canPin()) log('note: taskset unavailable or fewer than two cores: server and load are not pinned');
   const timings: Record<string, number> = {};
   const timed = async (name: ScenarioName, run: () => Promise<void>): Promise<void> => {
@@ -189,6 +190,11 @@ async function main(): Promise<void> {
     await settle(cfg);
     results.recorder = await inServer<RecorderResult>('recorder', cfg.recorder, 300_000).catch(errorOf);
   });
+  await timed('stalled', async () => {
+    log('stalled');
+    await settle(cfg);
+    results.stalled = await runStalled(cfg.stalled, log).catch(errorOf);
+  });
   results.timingsS = timings;
   const ran = [...cfg.only, ...(cfg.only.includes('fanout') ? ['snapshot'] : [])];
   const outcomes = checkResults(results, ran, cfg.peers);
@@ -197,7 +203,8 @@ async function main(): Promise<void> {
   results.durationS = Math.round((Date.now() - t0) / 100) / 10;
   mkdirSync(dirname(cfg.out), { recursive: true });
   writeFileSync(cfg.out, JSON.stringify(results, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
-  process.stdout.write(report(cfg, results) + '\n\n' + checkTable(outcomes, cfg.check) + `\n\nwritten to ${cfg.out} in ${results.durationS} s\n`);
+  const stalled = !cfg.only.includes('stalled') ? '' : '\n\n' + ('error' in (results.stalled ?? {}) ? `stalled: error: ${(results.stalled as { error: string }).error.split('\n')[0]}` : stalledTable(cfg.stalled, results.stalled as StalledResult));
+  process.stdout.write(report(cfg, results) + stalled + '\n\n' + checkTable(outcomes, cfg.check) + `\n\nwritten to ${cfg.out} in ${results.durationS} s\n`);
   if (hasErrors(results) || (cfg.check && outcomes.some((o) => !o.withinCi))) process.exitCode = 1;
 }
 

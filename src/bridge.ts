@@ -293,7 +293,6 @@ export class Bridge {
       perMessageDeflate: c.PERMESSAGE_DEFLATE,
       slow: {
         conflateBytes: c.SLOW_CONFLATE_BYTES,
-        resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES,
         closeBytes: c.SLOW_CLOSE_BYTES,
         replyBytes: c.SLOW_REPLY_BYTES,
       },
@@ -416,7 +415,7 @@ export class Bridge {
       maxPayloadBytes: c.MAX_PAYLOAD_BYTES,
       heartbeatMs: c.HEARTBEAT_MS,
       server: `krx-bridge/${packageVersion()}`,
-      slow: slowPolicy({ conflateBytes: c.SLOW_CONFLATE_BYTES, resnapshotBytes: c.SLOW_RESNAPSHOT_BYTES, closeBytes: c.SLOW_CLOSE_BYTES, replyBytes: c.SLOW_REPLY_BYTES }),
+      slow: slowPolicy({ conflateBytes: c.SLOW_CONFLATE_BYTES, closeBytes: c.SLOW_CLOSE_BYTES, replyBytes: c.SLOW_REPLY_BYTES }),
       live: recorder.live,
       onDamage,
       onClose: (code) => m.closes.inc({ code: String(code) }),

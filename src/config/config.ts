@@ -98,8 +98,10 @@ export const SETTINGS = {
   },
   INFO_REQUESTS_PER_MINUTE: { schema: int(1, 100_000).default(300), text: '`/status` and `/symbols` requests per minute per remote address.' },
   SOURCE_MAPS: { schema: bool.default(false), text: 'Serve the demo page’s `.map` source maps (for debugging it; they show its whole source).' },
-  SLOW_CONFLATE_BYTES: { schema: int(1024, 1 << 30).default(1 << 20), text: 'Buffered bytes at which a client’s updates are conflated.' },
-  SLOW_RESNAPSHOT_BYTES: { schema: int(1024, 1 << 30).default(4 << 20), text: 'Buffered bytes at which a client’s queue is dropped for fresh snapshots.' },
+  SLOW_CONFLATE_BYTES: {
+    schema: int(1024, 1 << 30).default(32 << 10),
+    text: 'Bytes waiting in a client’s socket beyond its kernel buffer at which it is behind: nothing more is written to it, and what changed meanwhile is sent as fresh snapshots once it reads again (conflation).',
+  },
   SLOW_CLOSE_BYTES: {
     schema: int(1024, 1 << 30).default(16 << 20),
     text: 'Bytes a connection may hold (waiting in its socket, plus updates it was owed while behind): a write that would pass it closes the client (4008) instead.',
@@ -206,8 +208,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.SLOW_REPLY_BYTES > c.SLOW_CLOSE_BYTES) {
     throw new ConfigError('SLOW_REPLY_BYTES', 'invalid setting SLOW_REPLY_BYTES: must be <= SLOW_CLOSE_BYTES');
   }
-  if (c.SLOW_CONFLATE_BYTES > c.SLOW_RESNAPSHOT_BYTES || c.SLOW_RESNAPSHOT_BYTES > c.SLOW_CLOSE_BYTES) {
-    throw new ConfigError('SLOW_CONFLATE_BYTES', 'invalid setting SLOW_CONFLATE_BYTES: must be <= SLOW_RESNAPSHOT_BYTES <= SLOW_CLOSE_BYTES');
+  if (c.SLOW_CONFLATE_BYTES > c.SLOW_CLOSE_BYTES) {
+    throw new ConfigError('SLOW_CONFLATE_BYTES', 'invalid setting SLOW_CONFLATE_BYTES: must be <= SLOW_CLOSE_BYTES');
   }
   return c;
 }

@@ -3,14 +3,17 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../log.js';
 import type { ChangeBatch } from '../state/store.js';
 import { feedOf } from '../protocol/topics.js';
+import type { ChangeClock } from './clock.js';
 import type { SubscriptionIndex } from './index.js';
-import type { Session } from './session.js';
+import type { FlushTally, Session } from './session.js';
 
 /**
  * Fan-out of change batches and feed states to sessions: each event's
  * frame is encoded once, appended to every recipient's pending list, and
- * each touched session is flushed once per batch as one WebSocket frame.
- * See DESIGN.md §4.
+ * each touched session is flushed once per batch (one WebSocket frame, or
+ * a few for a large share of a batch). Each batch is a tick of the change
+ * clock, which records the topics it changed: what a connection that fell
+ * behind is owed. See DESIGN.md §4.
  */
 
 /** The serialised `status` message of a feed state. */
@@ -32,22 +35,25 @@ export function statusFrame(st: FeedStatus): string {
 export class Fanout {
   // Reused across batches so a tick allocates no list of its own.
   private readonly touched: Session[] = [];
+  private readonly tally: FlushTally = { frames: 0, bytes: 0 };
 
-  /** A fan-out over `index`, counting into `metrics`. */
+  /** A fan-out over `index`, counting into `metrics` and recording changes on `clock`. */
   constructor(
     private readonly index: SubscriptionIndex<Session>,
+    private readonly clock: ChangeClock,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
   ) {}
 
   /**
    * Delivers one batch: every event to its topic's direct subscribers and
-   * the feed's wildcard subscribers, then one frame per touched session.
+   * the feed's wildcard subscribers, then one flush per touched session.
    */
   batch(batch: ChangeBatch): void {
     const touched = this.touched;
     let patches = 0;
     let snapshots = 0;
+    this.clock.begin();
     try {
       const wild = this.index.wildcard(feedOf(batch.channel, batch.market));
       const events = batch.events;
@@ -55,11 +61,12 @@ export class Fanout {
         const ev = events[i]!;
         const direct = this.index.direct(ev.topic);
         if (wild === undefined && direct === undefined) continue;
+        this.clock.changed(ev.topic);
         // One Buffer per event, shared by every recipient (events from the store encode it once).
         const frame = ev.bytes ?? Buffer.from(ev.frame);
         let n = 0;
-        if (wild !== undefined) for (let j = 0; j < wild.length; j++) if (wild[j]!.push(ev.topic, frame, touched)) n++;
-        if (direct !== undefined) for (let j = 0; j < direct.length; j++) if (direct[j]!.push(ev.topic, frame, touched)) n++;
+        if (wild !== undefined) for (let j = 0; j < wild.length; j++) if (wild[j]!.push(frame, touched)) n++;
+        if (direct !== undefined) for (let j = 0; j < direct.length; j++) if (direct[j]!.push(frame, touched)) n++;
         if (ev.kind === 'patch') patches += n;
         else snapshots += n;
       }
@@ -72,23 +79,20 @@ export class Fanout {
 
   private flushTouched(patches: number, snapshots: number): void {
     const touched = this.touched;
-    let frames = 0;
-    let bytes = 0;
+    const tally = this.tally;
+    tally.frames = 0;
+    tally.bytes = 0;
     for (let i = 0; i < touched.length; i++) {
       try {
-        const b = touched[i]!.flush();
-        if (b > 0) {
-          frames++;
-          bytes += b;
-        }
+        touched[i]!.flush(tally);
       } catch (err) {
         this.logger.error({ err }, 'flush to a client failed');
       }
     }
     touched.length = 0;
-    if (frames > 0) {
-      this.metrics.framesOut.inc(frames);
-      this.metrics.bytesOut.inc(bytes);
+    if (tally.frames > 0) {
+      this.metrics.framesOut.inc(tally.frames);
+      this.metrics.bytesOut.inc(tally.bytes);
     }
     if (patches > 0) this.metrics.messagesOut.inc({ type: 'patch' }, patches);
     if (snapshots > 0) this.metrics.messagesOut.inc({ type: 'snapshot' }, snapshots);
@@ -96,10 +100,10 @@ export class Fanout {
 
   /** Sends a feed's new state to every session subscribed to that feed (explicitly or by wildcard). */
   status(st: FeedStatus): void {
-    let frame: Buffer | undefined;
+    let frame: string | undefined;
     let n = 0;
     for (const s of this.index.subscribersOf(feedOf(st.channel, st.market))) {
-      frame ??= Buffer.from(statusFrame(st));
+      frame ??= statusFrame(st);
       s.sendNow(frame);
       n++;
     }

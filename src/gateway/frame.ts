@@ -63,3 +63,107 @@ export function senderIdle(ws: WebSocket): boolean {
   const sender = (ws as unknown as WsInternals)._sender as { _state: number; _queue: unknown[] };
   return sender._state === 0 && sender._queue.length === 0;
 }
+
+/** The TCP socket under a ws connection (also with permessage-deflate), if it has one. */
+export function socketOf(ws: WebSocket): Socket | undefined {
+  const s = (ws as unknown as WsInternals)._socket as Partial<Socket> | undefined | null;
+  return s !== undefined && s !== null && typeof s.write === 'function' ? (s as Socket) : undefined;
+}
+
+/** Where a connection's frames go: straight to its TCP socket when `direct` is set and ws is idle, else through `ws.send`. */
+export interface FrameTarget {
+  readonly ws: WebSocket;
+  readonly direct: Socket | undefined;
+  readonly sendOptions: { readonly binary: false; readonly compress: boolean };
+}
+
+/**
+ * The buffer a frame is built in when it fits, for a direct write to a
+ * socket whose queue is empty: the kernel usually takes such a write whole
+ * at once, and then the same buffer serves the next frame. Only when the
+ * kernel leaves part of it (the socket now holds it) is it given up and a
+ * new one made. Frames written while the queue is not empty get their own
+ * buffer of their exact size: the queue holds no more than its bytes.
+ * Without this, every client's frame of every tick would be a buffer to
+ * allocate and free, and the allocator keeps what a burst of them took.
+ */
+const SCRATCH_BYTES = (16 << 10) + 16;
+let scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+
+/** A buffer of `size` bytes for a frame to `socket`: the shared one when it fits and the socket's queue is empty. */
+function frameBuffer(socket: Socket, size: number): Buffer {
+  return size <= SCRATCH_BYTES && socket.writableLength === 0 ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
+}
+
+/** Writes a frame built by `frameBuffer`; gives up the shared buffer when the socket kept any of it. */
+function writeFrame(socket: Socket, data: Buffer): void {
+  socket.write(data);
+  if (data.buffer === scratch.buffer && socket.writableLength > 0) scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
+}
+
+const LBRACKET = 0x5b;
+const COMMA = 0x2c;
+const RBRACKET = 0x5d;
+
+/**
+ * Writes the serialised messages `list[from..to)` as one text frame: the
+ * message itself when there is one, else the JSON array of them. `bytes` is
+ * the sum of their lengths. Returns the payload's length.
+ */
+export function writeMessages(t: FrameTarget, list: readonly Buffer[], from: number, to: number, bytes: number): number {
+  const n = to - from;
+  const len = n === 1 ? bytes : bytes + n + 1;
+  const direct = t.direct !== undefined && senderIdle(t.ws);
+  // Directly: header and payload in one buffer, one write. Otherwise ws frames the payload.
+  if (n === 1 && !direct) {
+    t.ws.send(list[from]!, t.sendOptions);
+    return len;
+  }
+  const at = direct ? headerLength(len) : 0;
+  const data = direct ? frameBuffer(t.direct!, at + len) : Buffer.allocUnsafe(len);
+  if (direct) writeTextHeader(data, len);
+  if (n === 1) list[from]!.copy(data, at);
+  else {
+    data[at] = LBRACKET;
+    let off = at + 1;
+    for (let i = from; i < to; i++) {
+      if (i > from) data[off++] = COMMA;
+      off += list[i]!.copy(data, off);
+    }
+    data[off] = RBRACKET;
+  }
+  if (direct) writeFrame(t.direct!, data);
+  else t.ws.send(data, t.sendOptions);
+  return len;
+}
+
+/**
+ * Writes one serialised payload (a message, or a JSON array of them) as one
+ * text frame; returns its length in bytes. `sent` is called once ws has
+ * handed a frame it queued (compressing) to the socket; not for a direct write.
+ */
+export function writeText(t: FrameTarget, payload: string, sent?: () => void): number {
+  const len = Buffer.byteLength(payload);
+  if (t.direct !== undefined && senderIdle(t.ws)) {
+    const data = frameBuffer(t.direct, headerLength(len) + len);
+    data.write(payload, writeTextHeader(data, len));
+    writeFrame(t.direct, data);
+  } else t.ws.send(Buffer.from(payload), t.sendOptions, sent);
+  return len;
+}
+
+/**
+ * Writes `parts` (of `len` bytes in all) as one text frame. Directly, the
+ * parts go out as they are behind one header (a cached answer's bytes are
+ * shared by every reply); otherwise they are joined for `ws.send`.
+ */
+export function writeParts(t: FrameTarget, parts: readonly Buffer[], len: number): void {
+  if (t.direct !== undefined && senderIdle(t.ws)) {
+    const head = Buffer.allocUnsafe(headerLength(len));
+    writeTextHeader(head, len);
+    t.direct.cork();
+    t.direct.write(head);
+    for (const p of parts) t.direct.write(p);
+    t.direct.uncork();
+  } else t.ws.send(Buffer.concat(parts, len), t.sendOptions);
+}

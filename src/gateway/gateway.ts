@@ -8,6 +8,7 @@ import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
 import type { StateStore } from '../state/store.js';
 import type { AuthGranted } from './auth.js';
 import { closeCodeOfWsError, errorFrame, wireError, type RequestId, type WireError } from './errors.js';
+import { ChangeClock } from './clock.js';
 import { Fanout } from './fanout.js';
 import { releaseDemand, type HandlerContext } from './handlers.js';
 import { handleInbound, type InboundDeps } from './inbound.js';
@@ -19,7 +20,7 @@ import { KrxCalendar } from '../market/calendar.js';
 import { GATEWAY_DEFAULTS, packageVersion, type GatewayOptions } from './options.js';
 import { Session, type SessionHost } from './session.js';
 import { slowPolicy, type SlowPolicy } from './slow.js';
-import { snapshotFrames } from './snapshots.js';
+import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress, pathOf, refuseUpgrade } from './upgrade.js';
 import { welcomeFrame } from './welcome.js';
@@ -38,7 +39,7 @@ export interface GatewayStats {
   readonly clients: number;
   /** Distinct subscribed topics (a wildcard counts once). */
   readonly topics: number;
-  /** Connections currently behind (conflating or owed a resnapshot). */
+  /** Connections currently behind (owed fresh snapshots of what changed since they stopped reading). */
   readonly behind: number;
   /** Subscribers per feed (`channel.market`). */
   readonly feeds: Record<string, FeedSubscribers>;
@@ -85,6 +86,7 @@ export class Gateway {
   private readonly sessions = new Set<Session>();
   private readonly behind = new Set<Session>();
   private readonly index = new SubscriptionIndex<Session>();
+  private readonly clock = new ChangeClock();
   private readonly statuses: StatusBoard;
   private readonly conns: ConnectionCounter;
   private readonly maxConnections: number;
@@ -119,7 +121,7 @@ export class Gateway {
     this.conns = new ConnectionCounter(opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp);
     this.maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
     this.wss = new WebSocketServer(this.serverOptions());
-    this.fanout = new Fanout(this.index, this.metrics, this.logger);
+    this.fanout = new Fanout(this.index, this.clock, this.metrics, this.logger);
     this.statuses = new StatusBoard(opts.statuses);
     this.host = this.sessionHost(slowPolicy(opts.slow));
     this.ctx = this.handlerContext();
@@ -338,6 +340,7 @@ export class Gateway {
 
   private onClose(s: Session): void {
     s.closing = true;
+    s.dispose();
     clearTimeout(s.expiryTimer);
     this.sessions.delete(s);
     this.behind.delete(s);
@@ -382,7 +385,7 @@ export class Gateway {
   private checkBehind(): void {
     if (this.behind.size === 0) return;
     const now = this.now();
-    for (const s of this.behind) if (!s.closing) s.checkSlow(now);
+    for (const s of this.behind) if (!s.closing) s.check(now);
   }
 
   // --- wiring ---------------------------------------------------------------
@@ -392,10 +395,10 @@ export class Gateway {
     const compress = this.opts.perMessageDeflate ?? GATEWAY_DEFAULTS.perMessageDeflate;
     return {
       policy,
-      chunk: this.opts.snapshotChunk ?? GATEWAY_DEFAULTS.snapshotChunk,
       sendOptions: { binary: false, compress },
+      clock: this.clock,
       now: this.now,
-      snapshotsFor: (s, topics) => snapshotFrames(this.store, this.index, s, topics),
+      owed: (s, since) => owedSnapshots(this.store, this.index, this.clock, s, since),
       wrote: (bytes) => {
         metrics.framesOut.inc();
         metrics.bytesOut.inc(bytes);
@@ -404,8 +407,12 @@ export class Gateway {
       slowStep: (s, step, behind) => {
         if (behind) this.behind.add(s);
         else this.behind.delete(s);
-        if (step !== 'drain') metrics.slowConsumer.inc({ step });
+        metrics.slowConsumer.inc({ step });
         this.logger.debug({ session: s.id, step }, 'slow consumer');
+      },
+      fault: (s, err) => {
+        this.logger.error({ err, session: s.id }, 'writing to a client failed');
+        this.closeSession(s, 'internal');
       },
       close: (s, name) => {
         if (name === 'slowConsumer' && !s.closing) {

@@ -3,7 +3,7 @@ import type { Channel, Market } from '../protocol/constants.js';
 import { WILDCARD } from '../protocol/constants.js';
 import type { GetMsg, ResyncMsg, SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
 import { feedOf, parseTopic, topicOf } from '../protocol/topics.js';
-import type { StateStore, TopicEntry } from '../state/store.js';
+import type { StateStore } from '../state/store.js';
 import { messageWithData, type LookupOptions, type OnDemandResult } from '../upstream/cache.js';
 import { upstreamWireError, wireError, type RequestId, type WireError } from './errors.js';
 import type { SubscriptionIndex } from './index.js';
@@ -13,6 +13,7 @@ import type { LookupLimits } from './lookups.js';
 import type { ReplyQueue } from './replies.js';
 import type { LookupDates } from './dates.js';
 import type { Session } from './session.js';
+import { subscribeState } from './snapshots.js';
 
 /**
  * Handlers of the client ops: subscribe, unsubscribe, get, resync, ping.
@@ -79,20 +80,29 @@ function overLimit(s: Session, t: Target): WireError | undefined {
   return undefined;
 }
 
-/** Frames bringing a client to the current state of an entry: replayed patches (resume) or a snapshot. */
-function catchUp(store: StateStore, e: TopicEntry, since: number | undefined, out: string[]): 'patch' | 'snapshot' {
-  if (since !== undefined) {
-    const missed = store.replay(e, since);
-    if (missed !== undefined) {
-      for (const f of missed) out.push(f);
-      return 'patch';
-    }
+/**
+ * Per topic named in a subscribe's `since` map: whether its missed patches
+ * are still buffered (`true`: they follow) or a fresh snapshot follows.
+ * `since` is undefined when the client's seqs are of another epoch.
+ */
+function recoveredOf(ctx: HandlerContext, t: Target, named: Readonly<Record<string, number>>, since: Readonly<Record<string, number>> | undefined): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  const mine = t.wildcard ? undefined : new Set(t.topics);
+  for (const topic of Object.keys(named)) {
+    out[topic] = false;
+    const p = since === undefined ? undefined : parseTopic(topic);
+    if (p === undefined || p.channel !== t.channel || p.market !== t.market || (mine !== undefined && !mine.has(topic))) continue;
+    const e = ctx.store.entry(p.channel, p.market, p.code);
+    out[topic] = e !== undefined && ctx.store.replay(e, since![topic]!) !== undefined;
   }
-  out.push(store.snapshot(e));
-  return 'snapshot';
+  return out;
 }
 
-/** Subscribes: validate, check limits, reply `subscribed`, send state (resume or snapshot) and status, record demand. */
+/**
+ * Subscribes: validate, check limits, reply `subscribed`, then the state
+ * (resumed patches or snapshots) and status, made as the connection's
+ * socket takes them (snapshots.ts); record demand.
+ */
 export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg): void {
   // More codes than the connection may hold at all: say so before checking each one.
   if (msg.codes.length > s.limits.maxTopics && new Set(msg.codes).size > s.limits.maxTopics) {
@@ -111,29 +121,22 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
     for (let i = 0; i < t.codes.length; i++) if (ctx.index.addTopic(s, feed, t.topics[i]!)) newCodes.push(t.codes[i]!);
   }
   const since = msg.epoch === ctx.store.epoch ? msg.since : undefined;
-  // Per topic the client named in `since`: whether it resumes (patches) or starts over (snapshot).
-  const recovered: Record<string, boolean> | undefined = msg.since ? {} : undefined;
-  if (recovered) for (const topic of Object.keys(msg.since!)) recovered[topic] = false;
-  const frames = [''];
-  let snapshots = 0;
-  const entries: Iterable<TopicEntry | undefined> = t.wildcard
-    ? ctx.store.entries(channel, market)
-    : t.codes.map((c) => ctx.store.entry(channel, market, c));
-  for (const e of entries) {
-    if (e === undefined) continue;
-    if (!s.live) s.markDirty(e.topic);
-    else if (catchUp(ctx.store, e, since?.[e.topic], frames) === 'snapshot') snapshots++;
-    else if (recovered && e.topic in recovered) recovered[e.topic] = true;
-  }
-  frames[0] = JSON.stringify({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : t.topics, ...(recovered ? { recovered } : {}) });
-  const patches = frames.length - 1 - snapshots;
-  const status = ctx.statusOf(channel, market);
-  if (status !== undefined) frames.push(status);
-  s.replyAll(frames);
-  ctx.sent('subscribed', 1);
-  if (snapshots) ctx.sent('snapshot', snapshots);
-  if (patches) ctx.sent('patch', patches);
-  if (status !== undefined) ctx.sent('status', 1);
+  const recovered = msg.since ? recoveredOf(ctx, t, msg.since, since) : undefined;
+  const first = JSON.stringify({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : t.topics, ...(recovered ? { recovered } : {}) });
+  s.replyLater(
+    subscribeState(first, {
+      session: s,
+      store: ctx.store,
+      index: ctx.index,
+      channel,
+      market,
+      codes: t.wildcard ? undefined : t.codes,
+      since,
+      // As the feed stands now, before this subscription's demand reaches the poller (a new feed's first state follows on its own).
+      status: ctx.statusOf(channel, market),
+      sent: ctx.sent,
+    }),
+  );
   if (newCodes.length) {
     ctx.demand.addAll(channel, market, newCodes);
     ctx.topicsChanged();
@@ -178,7 +181,6 @@ export function onResync(ctx: HandlerContext, s: Session, msg: ResyncMsg): void 
   const e = ctx.store.entry(p.channel, p.market, p.code);
   // Without state yet, the first snapshot follows through the bus when the poller sees the topic.
   if (e === undefined) return;
-  if (!s.live) return s.markDirty(e.topic);
   s.reply(ctx.store.snapshot(e));
   ctx.sent('snapshot', 1);
 }

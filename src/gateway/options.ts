@@ -62,12 +62,10 @@ export interface GatewayOptions {
   readonly maxConnections?: number;
   /** Use permessage-deflate when the client offers it; default false (its CPU and memory cost). */
   readonly perMessageDeflate?: boolean;
-  /** Slow-consumer thresholds (slow.ts); defaults 1 MiB / 4 MiB / 16 MiB / 30 s. */
+  /** Slow-consumer thresholds and frame size (slow.ts); defaults 32 KiB socket queue, close at 16 MiB or 30 s behind, frames of 16 KiB. */
   readonly slow?: Partial<SlowPolicy>;
-  /** How often behind connections are re-checked (drained, escalated), ms; default 100. */
+  /** How often behind connections are re-checked (written to again once drained, or closed), ms; default 100. */
   readonly slowCheckMs?: number;
-  /** Messages per frame when many go out at once (whole-market snapshots); default 500. */
-  readonly snapshotChunk?: number;
   /** Close with 1008 past this many times the message rate within one second; default 3. */
   readonly floodFactor?: number;
   /** Wait for clients to close on `close()` (then they are cut), and for a close handshake, ms; default 5,000. */
@@ -86,7 +84,6 @@ export const GATEWAY_DEFAULTS = {
   maxConnections: 18_000,
   perMessageDeflate: false,
   slowCheckMs: 100,
-  snapshotChunk: 500,
   floodFactor: 3,
   closeTimeoutMs: 5_000,
   families: { kospi: 'v2', kosdaq: 'v3' } as Families,

@@ -2,36 +2,43 @@ import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { Limits } from '../protocol/constants.js';
 import type { CloseName } from '../protocol/errors.js';
-import { directSocket, headerLength, senderIdle, writeTextHeader } from './frame.js';
+import { directSocket, socketOf, writeMessages, writeParts, writeText, type FrameTarget } from './frame.js';
+import { Behind } from './behind.js';
+import { Outbox, type Messages } from './outbox.js';
 import type { Subscriber } from './index.js';
-import { TokenBucket, WindowCounter, messageBucket, perMinuteBucket } from './limits.js';
-import { Mode, overCap, slowAction, type SlowPolicy } from './slow.js';
+import { TokenBucket, WindowCounter, messageBucket } from './limits.js';
+import { behindAction, overCap, type SlowPolicy } from './slow.js';
 import { SmallSet } from './smallset.js';
 
 /**
  * One client connection: identity, limits, subscriptions (as the index
- * sees them) and its outbound side: the per-tick pending frames and the
- * slow-consumer state. See docs/PROTOCOL.md §Slow consumers.
+ * sees them) and its outbound side: the per-tick pending frames, the
+ * answers waiting to be written, and the slow-consumer state. Nothing is
+ * written past what the socket takes (slow.ts): a connection that falls
+ * behind keeps the tick it stopped at, not bytes, and catches up with
+ * fresh snapshots of what changed since. See docs/PROTOCOL.md §7.
  */
 
 /** What a session needs from the gateway that owns it. */
 export interface SessionHost {
   readonly policy: SlowPolicy;
-  /** Messages per frame when many go out at once (snapshots on subscribe or drain). */
-  readonly chunk: number;
   /** Options of every `ws.send` (text frames; compression per configuration). */
   readonly sendOptions: { readonly binary: false; readonly compress: boolean };
+  /** The change clock (clock.ts): the tick of the latest batch. */
+  readonly clock: { readonly tick: number };
   now(): number;
-  /** Snapshot frames of `topics` of `s` that it still receives, or of all its topics when undefined. */
-  snapshotsFor(s: Session, topics: Iterable<string> | undefined): string[];
+  /** Fresh snapshots of the topics `s` receives that changed in batch `since` or later, one by one. */
+  owed(s: Session, since: number): Iterator<string, unknown>;
   /** Counts one frame of `bytes` written. */
   wrote(bytes: number): void;
   /** Counts messages sent, by type. */
   sent(type: string, n: number): void;
-  /** A slow-consumer step was taken; `behind` says whether the session is now behind. */
-  slowStep(s: Session, step: 'conflate' | 'resnapshot' | 'drain', behind: boolean): void;
+  /** A slow-consumer step was taken: `conflate` (fell behind) or `drain` (live again). */
+  slowStep(s: Session, step: 'conflate' | 'drain', behind: boolean): void;
   /** Closes `s` with a server close code. */
   close(s: Session, name: CloseName): void;
+  /** Making or writing what waits for `s` failed (a bug): it is logged and `s` closed with 1011. */
+  fault(s: Session, err: unknown): void;
 }
 
 /** Who the client is, as authentication established it. */
@@ -46,10 +53,13 @@ export interface SessionIdentity {
   readonly stillValid?: () => boolean;
 }
 
+/** Frames and bytes a fan-out flush wrote, summed over sessions. */
+export interface FlushTally {
+  frames: number;
+  bytes: number;
+}
+
 const OPEN = WebSocket.OPEN;
-const LBRACKET = 0x5b;
-const COMMA = 0x2c;
-const RBRACKET = 0x5d;
 
 /** One WebSocket client. */
 export class Session implements Subscriber {
@@ -73,16 +83,20 @@ export class Session implements Subscriber {
   getsInFlight = 0;
 
   private pending: Buffer[] = [];
-  private answers: string[] | undefined;
   private pendingBytes = 0;
+  /** Answers, statuses and subscribe snapshots waiting to be written, in order; only while some wait. */
+  private outbox: Outbox | undefined;
+  private scheduled = false;
   // Made on first use: most connections never `get`, pass the rate limit or fall behind.
   private violations_: WindowCounter | undefined;
-  private dirty: Set<string> | undefined;
-  /** The TCP socket under `ws` when frames may be written to it directly (see frame.ts). */
-  private readonly direct: Socket | undefined;
-  private mode: Mode = Mode.Live;
-  private skipped = 0;
-  private behindSince = 0;
+  private onDrain: (() => void) | undefined;
+  private onSent: (() => void) | undefined;
+  private drainArmed = false;
+  private readonly out: FrameTarget;
+  /** The TCP socket under `ws`: its write queue is what the kernel has not taken. */
+  private readonly socket: Socket | undefined;
+  /** Set while the connection is behind (its socket stopped taking what is written). */
+  private behind: Behind | undefined;
 
   /** A session for an accepted WebSocket. */
   constructor(
@@ -97,7 +111,8 @@ export class Session implements Subscriber {
     this.inbound = messageBucket(limits.maxMessagesPerSecond, now);
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
     this.lastSeen = now;
-    this.direct = host.sendOptions.compress ? undefined : directSocket(ws);
+    this.socket = socketOf(ws);
+    this.out = { ws, direct: host.sendOptions.compress ? undefined : directSocket(ws), sendOptions: host.sendOptions };
   }
 
   /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */
@@ -110,26 +125,16 @@ export class Session implements Subscriber {
     return this.explicit.size;
   }
 
-  /** Whether updates are written (not behind). */
-  get live(): boolean {
-    return this.mode === Mode.Live;
-  }
-
-  /** Slow-consumer mode, for tests and `/status`. */
-  get slowMode(): 'live' | 'conflating' | 'resnapshot' {
-    return this.mode === Mode.Live ? 'live' : this.mode === Mode.Conflating ? 'conflating' : 'resnapshot';
-  }
-
   /**
-   * Queues one pre-serialised frame of `topic` for this tick's flush; when
-   * behind, marks the topic dirty instead. Returns whether it was queued.
-   * The hot path: no allocation besides the array slot.
+   * Queues one pre-serialised update for this tick's flush; when behind,
+   * only counts its bytes. Returns whether it was queued. The hot path: no
+   * allocation besides the array slot.
    */
-  push(topic: string, frame: Buffer, touched: Session[]): boolean {
-    if (this.answers !== undefined) this.flushAnswers();
-    if (this.mode !== Mode.Live) {
-      if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
-      this.skipped += frame.length;
+  push(frame: Buffer, touched: Session[]): boolean {
+    const b = this.behind;
+    if (b !== undefined) {
+      b.skipped += frame.length;
+      if (overCap(this.ws.bufferedAmount, b.skipped + (this.outbox?.chars ?? 0), 0, this.host.policy)) this.host.close(this, 'slowConsumer');
       return false;
     }
     if (this.pending.length === 0) touched.push(this);
@@ -139,83 +144,68 @@ export class Session implements Subscriber {
   }
 
   /**
-   * Writes this tick's queued frames as ONE WebSocket frame (the message,
-   * or a JSON array of them), then applies the slow-consumer policy.
-   * Returns the payload bytes written (0 when nothing was).
+   * Writes this tick's queued updates (after any answers waiting) in
+   * frames of at most `frameBytes`, each a message or a JSON array of them,
+   * while the socket takes them. When it stops taking them the connection
+   * falls behind from this tick, and the rest is dropped: what it misses is
+   * owed as fresh snapshots, computed when it drains.
    */
-  flush(): number {
+  flush(tally: FlushTally): void {
     const list = this.pending;
     const n = list.length;
-    if (n === 0) return 0;
-    const len = n === 1 ? list[0]!.length : this.pendingBytes + n + 1;
-    let written = 0;
-    if (this.ws.readyState === OPEN && overCap(this.ws.bufferedAmount, this.skipped, len, this.host.policy)) {
-      list.length = 0;
-      this.pendingBytes = 0;
-      this.host.close(this, 'slowConsumer');
-      return 0;
-    }
-    if (this.ws.readyState === OPEN) {
-      const direct = this.direct !== undefined && senderIdle(this.ws);
-      // Directly: header and payload in one buffer, one write. Otherwise ws frames the payload.
-      const at = direct ? headerLength(len) : 0;
-      let data: Buffer;
-      if (n === 1 && !direct) data = list[0]!;
-      else {
-        data = Buffer.allocUnsafe(at + len);
-        if (direct) writeTextHeader(data, len);
-        if (n === 1) list[0]!.copy(data, at);
-        else joinInto(data, at, list);
+    if (n === 0) return;
+    const tick = this.host.clock.tick;
+    if (this.outbox !== undefined) this.pump(tick);
+    if (this.ws.readyState === OPEN && !this.closing && this.behind === undefined) {
+      const { conflateBytes, frameBytes } = this.host.policy;
+      for (let i = 0; i < n; ) {
+        const room = conflateBytes - this.queued();
+        if (room <= 0) {
+          let rest = 0;
+          for (; i < n; i++) rest += list[i]!.length;
+          this.fallBehind(tick).skipped += rest;
+          break;
+        }
+        // A frame fills what the queue may still hold, up to frameBytes (and has at least one message).
+        // Through ws (compressing), a tick is one message: ws queues each frame while it compresses the one before.
+        const limit = this.out.direct !== undefined ? Math.min(frameBytes, room) : Infinity;
+        let j = i + 1;
+        let bytes = list[i]!.length;
+        while (j < n && bytes + list[j]!.length <= limit) bytes += list[j++]!.length;
+        tally.bytes += writeMessages(this.out, list, i, j, bytes);
+        tally.frames++;
+        i = j;
       }
-      if (direct) this.direct!.write(data);
-      else this.ws.send(data, this.host.sendOptions);
-      written = len;
-    }
+    } else if (this.behind !== undefined) this.behind.skipped += this.pendingBytes;
     list.length = 0;
     this.pendingBytes = 0;
-    if (written > 0 && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
-    return written;
   }
 
-  /**
-   * Writes one serialised message (or pre-joined frame) now, whatever the
-   * slow-consumer mode. Replies count toward the lag like updates do: a
-   * live connection whose socket then holds more than `conflateBytes` is
-   * checked at once, a behind one by the gateway's periodic check.
-   */
-  sendNow(payload: string | Buffer): void {
-    if (this.answers !== undefined) this.flushAnswers();
-    if (!this.write(payload)) return;
-    if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
+  /** Sends one serialised message (a feed's `status`) after whatever waits before it; when behind, once the socket drains. */
+  sendNow(message: string): void {
+    (this.outbox ??= new Outbox()).push(message);
+    if (this.behind === undefined) this.pump(this.host.clock.tick + 1);
   }
 
   /**
    * Writes the reply to a `get` unless the connection already holds more
    * than `replyBytes` (or would pass `closeBytes`, which closes it): resolves
    * false when it was not written, so the caller answers with a short error.
+   * Replies count toward the lag like everything else.
    */
   sendReply(parts: readonly Buffer[]): boolean {
     if (this.ws.readyState !== OPEN || this.closing) return false;
-    if (this.answers !== undefined) this.flushAnswers();
+    if (this.outbox !== undefined && this.behind === undefined) this.pump(this.host.clock.tick + 1);
     let len = 0;
     for (const p of parts) len += p.length;
     const buffered = this.ws.bufferedAmount;
     if (buffered + len > this.host.policy.replyBytes && buffered > 0) return false;
-    if (overCap(buffered, this.skipped, len, this.host.policy)) {
+    if (overCap(buffered, (this.behind?.skipped ?? 0) + (this.outbox?.chars ?? 0), len, this.host.policy)) {
       this.host.close(this, 'slowConsumer');
       return false;
     }
-    if (this.direct !== undefined && senderIdle(this.ws)) {
-      // The parts go out as they are (a cached answer's bytes are shared by every reply), behind one header.
-      const head = Buffer.allocUnsafe(headerLength(len));
-      writeTextHeader(head, len);
-      this.direct.cork();
-      this.direct.write(head);
-      for (const p of parts) this.direct.write(p);
-      this.direct.uncork();
-    } else this.ws.send(Buffer.concat(parts, len), this.host.sendOptions);
+    writeParts(this.out, parts, len);
     this.host.wrote(len);
-    if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
     return true;
   }
 
@@ -225,29 +215,16 @@ export class Session implements Subscriber {
   }
 
   /**
-   * Writes many serialised messages in frames of at most `host.chunk`
-   * messages each (a whole-market snapshot in a few frames, not thousands).
-   */
-  sendChunks(frames: readonly string[]): void {
-    this.writeChunks(frames);
-    if (this.mode === Mode.Live && this.ws.bufferedAmount > this.host.policy.conflateBytes) this.checkSlow();
-  }
-
-  /**
-   * Sends the answers to client frames (`subscribed` and its snapshots,
-   * `unsubscribed`, `pong`, `error`, …) in order. The answers to one burst of
-   * client frames (a flood refused one by one) go out together, in frames of
-   * at most `host.chunk` messages, once the burst has been read: a few writes
-   * instead of thousands. Anything else written to the connection (patches,
-   * statuses, `get` results) writes the waiting answers first, so the order
-   * of everything sent is the order it was sent in.
+   * Sends the answer to a client frame (`subscribed`, `unsubscribed`,
+   * `pong`, `error`, …) after everything before it. The answers to one burst
+   * of client frames (a flood refused one by one) go out together, in a few
+   * frames, once the burst has been read. Updates and replies written
+   * meanwhile write the waiting answers first, so everything goes out in
+   * the order it was sent.
    */
   reply(frame: string): void {
-    if (this.answers === undefined) {
-      this.answers = [];
-      queueMicrotask(this.flushAnswers);
-    }
-    this.answers.push(frame);
+    (this.outbox ??= new Outbox()).push(frame);
+    this.schedule();
   }
 
   /** `reply` of several answers, in order. */
@@ -255,98 +232,152 @@ export class Session implements Subscriber {
     for (const f of frames) this.reply(f);
   }
 
-  /** Writes the answers waiting to go out together (before a close too, so they precede it). */
+  /**
+   * Sends the messages `messages` makes, in order after the answers before
+   * it; each is made when it is about to be written (a whole market's
+   * snapshots are made as the socket takes them, never all held at once).
+   */
+  replyLater(messages: Messages): void {
+    (this.outbox ??= new Outbox()).push(messages);
+    this.schedule();
+  }
+
+  /** Writes the answers waiting, as far as the socket takes them (before a close too, so they precede it). */
   readonly flushAnswers = (): void => {
-    const list = this.answers;
-    this.answers = undefined;
-    if (list === undefined || list.length === 0 || this.closing) return;
-    this.sendChunks(list);
+    this.scheduled = false;
+    if (!this.closing) this.pump(this.host.clock.tick + 1);
   };
 
-  /** Marks a topic for a fresh snapshot when the connection drains (behind only). */
-  markDirty(topic: string): void {
-    if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
+  /**
+   * The periodic check of a behind connection: closed with 4008 when too
+   * far or too long behind, written to again once its socket drained.
+   */
+  check(now = this.host.now()): void {
+    const b = this.behind;
+    if (b === undefined || this.closing) return;
+    const act = behindAction(this.ws.bufferedAmount, b.skipped + (this.outbox?.chars ?? 0), now - b.at, this.host.policy);
+    if (act === 'close') this.host.close(this, 'slowConsumer');
+    else if (act === 'resume') this.pump(this.host.clock.tick + 1);
   }
 
-  /**
-   * Applies the slow-consumer policy (slow.ts) until it asks for nothing
-   * more: conflate, resnapshot, drain (fresh snapshots), or close with 4008.
-   */
-  checkSlow(now = this.host.now()): void {
-    for (let step = 0; step < 4 && !this.closing; step++) {
-      const behindMs = this.mode === Mode.Live ? 0 : now - this.behindSince;
-      const act = slowAction(this.mode, this.ws.bufferedAmount, this.skipped, behindMs, this.host.policy);
-      if (act === 'none') return;
-      if (act === 'close') return this.host.close(this, 'slowConsumer');
-      if (act === 'conflate') {
-        this.mode = Mode.Conflating;
-        this.behindSince = now;
-        this.host.slowStep(this, 'conflate', true);
-      } else if (act === 'resnapshot') {
-        this.mode = Mode.Resnapshot;
-        this.dirty = undefined;
-        this.host.slowStep(this, 'resnapshot', true);
-      } else this.drain();
+  /** Drops what waits to be written (the connection closed); lazily made messages are ended. */
+  dispose(): void {
+    this.outbox?.clear();
+    this.outbox = undefined;
+    const b = this.behind;
+    if (b !== undefined) {
+      b.end();
+      this.countMade(b);
     }
   }
 
-  private drain(): void {
-    if (this.answers !== undefined) this.flushAnswers();
-    const topics = this.mode === Mode.Resnapshot ? undefined : [...(this.dirty ?? [])];
-    this.mode = Mode.Live;
-    this.dirty = undefined;
-    this.skipped = 0;
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(this.flushAnswers);
+  }
+
+  /** Bytes waiting to be written: in the socket's queue (what its kernel buffer did not take), and ws's when it compresses. */
+  private queued(): number {
+    return this.out.direct !== undefined ? this.out.direct.writableLength : this.ws.bufferedAmount;
+  }
+
+  /**
+   * Writes what waits (answers, then, when behind, owed snapshots) in
+   * frames while the socket takes them. When it stops taking them with
+   * answers still waiting, a live connection falls behind from tick
+   * `since` (the first batch it has not received in full). Messages are
+   * made here, often outside any request's handler: a failure closes this
+   * connection (1011) instead of reaching the event loop.
+   */
+  private pump(since: number): void {
+    try {
+      this.pumpFrames(since);
+    } catch (err) {
+      // What waits cannot be trusted any more: dropped, so the close that follows writes none of it.
+      this.dispose();
+      this.host.fault(this, err);
+    }
+  }
+
+  private pumpFrames(since: number): void {
+    const { conflateBytes, frameBytes } = this.host.policy;
+    while (this.ws.readyState === OPEN && !this.closing) {
+      const room = conflateBytes - this.queued();
+      if (room <= 0) {
+        if (this.behind !== undefined) this.armDrain();
+        else if (this.outbox !== undefined) this.fallBehind(since);
+        return;
+      }
+      const parts = this.collect(Math.min(frameBytes, room));
+      if (parts === undefined) return;
+      // ws tells when a frame it queued (compressing) reached the socket: the time to write more, as 'drain' is for the socket.
+      const sent = this.out.direct === undefined ? (this.onSent ??= () => this.resume()) : undefined;
+      this.host.wrote(writeText(this.out, parts.length === 1 ? parts[0]! : '[' + parts.join(',') + ']', sent));
+    }
+  }
+
+  /** The next messages to write, about `limit` characters in all (at least one); undefined when nothing waits. */
+  private collect(limit: number): string[] | undefined {
+    let parts: string[] | undefined;
+    let size = 0;
+    while (size < limit) {
+      const m = this.next();
+      if (m === undefined) break;
+      (parts ??= []).push(m);
+      size += m.length;
+    }
+    return parts;
+  }
+
+  /** The next message to write: what waits in the outbox, then, when behind, the next owed snapshot. */
+  private next(): string | undefined {
+    if (this.outbox !== undefined) {
+      const m = this.outbox.next();
+      if (m !== undefined) return m;
+      this.outbox = undefined;
+    }
+    return this.behind !== undefined ? this.nextOwed(this.behind) : undefined;
+  }
+
+  /** The next snapshot owed to a behind connection; when there is none, it has caught up and is live again. */
+  private nextOwed(b: Behind): string | undefined {
+    const m = b.next(this.host.clock.tick);
+    if (m !== undefined) return m;
+    this.behind = undefined;
+    this.countMade(b);
     this.host.slowStep(this, 'drain', false);
-    const frames = this.host.snapshotsFor(this, topics);
-    if (frames.length === 0) return;
-    this.host.sent('snapshot', frames.length);
-    // Written without a check: the policy loop that drained is still running (checkSlow).
-    this.writeChunks(frames);
+    return undefined;
   }
 
-  /** Writes serialised messages in frames of at most `host.chunk` messages each. */
-  private writeChunks(frames: readonly string[]): void {
-    const size = this.host.chunk;
-    for (let i = 0; i < frames.length; i += size) {
-      const end = Math.min(frames.length, i + size);
-      this.write(end - i === 1 ? frames[i]! : '[' + frames.slice(i, end).join(',') + ']');
-    }
+  /** Falls behind from tick `since`, the first batch the connection may not have received in full. */
+  private fallBehind(since: number): Behind {
+    const b = (this.behind = new Behind(since, this.host.now(), (from) => this.host.owed(this, from)));
+    this.host.slowStep(this, 'conflate', true);
+    this.armDrain();
+    return b;
   }
 
-  /**
-   * Writes a payload if the socket is open; false when it is not, or when it
-   * would take the connection past `closeBytes` (it is closed with 4008).
-   */
-  private write(payload: string | Buffer): boolean {
-    if (this.ws.readyState !== OPEN || this.closing) return false;
-    let len = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-    if (overCap(this.ws.bufferedAmount, this.skipped, len, this.host.policy)) {
-      this.host.close(this, 'slowConsumer');
-      return false;
-    }
-    if (this.direct !== undefined && senderIdle(this.ws)) {
-      const data = Buffer.allocUnsafe(headerLength(len) + len);
-      const at = writeTextHeader(data, len);
-      if (typeof payload === 'string') data.write(payload, at);
-      else payload.copy(data, at);
-      this.direct.write(data);
-    } else {
-      const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
-      len = data.length;
-      this.ws.send(data, this.host.sendOptions);
-    }
-    this.host.wrote(len);
-    return true;
+  private countMade(b: Behind): void {
+    if (b.made > 0) this.host.sent('snapshot', b.made);
+    b.made = 0;
   }
-}
 
-/** Writes `[a,b,…]` of the serialised messages in `list` into `out` from `at`. */
-function joinInto(out: Buffer, at: number, list: readonly Buffer[]): void {
-  out[at] = LBRACKET;
-  let off = at + 1;
-  for (let i = 0; i < list.length; i++) {
-    if (i > 0) out[off++] = COMMA;
-    off += list[i]!.copy(out, off);
+  /** Resumes writing when the socket's queue empties (the gateway's periodic check covers sockets that never say so). */
+  private armDrain(): void {
+    if (this.drainArmed || this.socket === undefined) return;
+    this.drainArmed = true;
+    this.socket.once(
+      'drain',
+      (this.onDrain ??= () => {
+        this.drainArmed = false;
+        this.resume();
+      }),
+    );
   }
-  out[off] = RBRACKET;
+
+  /** Writes on when something waits (answers, or owed snapshots). */
+  private resume(): void {
+    if (!this.closing && (this.outbox !== undefined || this.behind !== undefined)) this.pump(this.host.clock.tick + 1);
+  }
 }

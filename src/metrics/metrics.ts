@@ -89,7 +89,7 @@ export class Metrics {
   /** Slow-consumer policy steps taken. */
   readonly slowConsumer = new Counter({
     name: 'krx_slow_consumer_total',
-    help: 'Slow-consumer steps: conflate, resnapshot, close',
+    help: 'Slow-consumer steps: conflate (fell behind), drain (caught up, live again), close (4008)',
     labelNames: ['step'] as const,
     registers: [this.registry],
   });

@@ -43,7 +43,7 @@ export const CLOSE_CODES = {
   tooBig: { code: 1009, reason: 'message too big' },
   /** Unexpected server error. */
   internal: { code: 1011, reason: 'internal error' },
-  /** The client stopped reading; conflation and a fresh snapshot did not catch it up. */
+  /** The client stopped reading, or read too slowly, for too long: fresh snapshots of what changed did not catch it up. */
   slowConsumer: { code: 4008, reason: 'slow consumer: too far behind' },
   /** The client's token expired during the session. */
   tokenExpired: { code: 4001, reason: 'token expired' },

@@ -40,7 +40,7 @@ export interface ConnectionOptions {
   /** A close the server made, by code. */
   readonly onClose?: (code: number) => void;
   /** A slow-consumer step (krx_slow_consumer_total). */
-  readonly onSlow?: (step: 'conflate' | 'resnapshot' | 'close') => void;
+  readonly onSlow?: (step: 'conflate' | 'drain' | 'close') => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,7 +82,7 @@ export class ReplayConnection {
         opts.onSlow?.('close');
         this.stop('slowConsumer');
       },
-      step: (step) => step !== 'drain' && opts.onSlow?.(step),
+      step: (step) => opts.onSlow?.(step),
     });
     ws.on('message', (data, isBinary) => void this.onMessage(data, isBinary));
     ws.on('pong', () => (this.lastSeen = Date.now()));

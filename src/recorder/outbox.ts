@@ -1,14 +1,15 @@
 import type { WebSocket } from 'ws';
-import { Mode, overCap, slowAction, type SlowPolicy } from '../gateway/slow.js';
+import { behindAction, overCap, type SlowPolicy } from '../gateway/slow.js';
 
 /**
  * The outbound side of a replay connection, under the slow-consumer policy
  * of live connections (src/gateway/slow.ts, the same thresholds): the
  * recorded changes of one recorded moment go out as one frame; a client
- * whose socket holds more than `conflateBytes` is conflated (each changed
- * topic marked dirty), past `resnapshotBytes` owed a full resnapshot, and
- * past `closeBytes` or `maxBehindMs` closed with 4008; once its socket has
- * drained it gets fresh snapshots at the replay clock and is live again.
+ * whose socket holds more than `conflateBytes` is behind: each changed
+ * topic is marked dirty (at most the topics it subscribes to), nothing is
+ * queued; past `closeBytes` of lag or `maxBehindMs` it is closed with 4008;
+ * once its socket has drained it gets fresh snapshots of the dirty topics at
+ * the replay clock and is live again.
  * See docs/REPLAY.md and docs/PROTOCOL.md §Slow consumers.
  */
 
@@ -20,7 +21,7 @@ export interface OutboxHost {
   /** Closes the connection: 4008, too far behind. */
   closeSlow(): void;
   /** A slow-consumer step was taken (for krx_slow_consumer_total). */
-  step(step: 'conflate' | 'resnapshot' | 'drain'): void;
+  step(step: 'conflate' | 'drain'): void;
 }
 
 /** How often a connection that is behind is checked for having drained, ms (as the gateway's `slowCheckMs`). */
@@ -29,7 +30,7 @@ const CHECK_MS = 100;
 /** The outbound frames of one replay connection. */
 export class ReplayOutbox {
   private pending: string[] = [];
-  private mode: Mode = Mode.Live;
+  private behindNow = false;
   private dirty: Set<string> | undefined;
   private skipped = 0;
   private behindSince = 0;
@@ -48,18 +49,18 @@ export class ReplayOutbox {
     private readonly host: OutboxHost,
   ) {}
 
-  /** Whether the connection is behind (conflating or owed a resnapshot). */
+  /** Whether the connection is behind (its changed topics only marked). */
   get behind(): boolean {
-    return this.mode !== Mode.Live;
+    return this.behindNow;
   }
 
   /** Queues a recorded change of `topic` for the next `flush`; when behind, marks the topic instead. */
   update(topic: string, frame: string): void {
-    if (this.mode === Mode.Live) {
+    if (!this.behindNow) {
       this.pending.push(frame);
       return;
     }
-    if (this.mode === Mode.Conflating) (this.dirty ??= new Set()).add(topic);
+    (this.dirty ??= new Set()).add(topic);
     this.skipped += Buffer.byteLength(frame);
   }
 
@@ -77,26 +78,23 @@ export class ReplayOutbox {
     if (this.write(frame)) this.check();
   }
 
-  /** Applies the slow-consumer policy until it asks for nothing more. */
+  /** Applies the slow-consumer policy: falls behind, catches up (fresh snapshots of what changed meanwhile) or closes. */
   check(): void {
-    for (let step = 0; step < 4 && !this.closed; step++) {
-      const now = this.host.now();
-      const act = slowAction(this.mode, this.ws.bufferedAmount, this.skipped, this.mode === Mode.Live ? 0 : now - this.behindSince, this.policy);
-      if (act === 'none') return;
-      if (act === 'close') return this.close();
-      if (act === 'conflate' && this.paced) return;
-      if (act === 'conflate') {
-        this.mode = Mode.Conflating;
-        this.behindSince = now;
-        // Nothing else may come to check it while it is behind (a quiet stretch of the recording): a timer does.
-        this.timer ??= setInterval(() => this.check(), CHECK_MS);
-        this.host.step('conflate');
-      } else if (act === 'resnapshot') {
-        this.mode = Mode.Resnapshot;
-        this.dirty = undefined;
-        this.host.step('resnapshot');
-      } else this.drain();
+    if (this.closed) return;
+    const now = this.host.now();
+    if (!this.behindNow) {
+      if (this.ws.bufferedAmount <= this.policy.conflateBytes) return;
+      if (this.paced) return;
+      this.behindNow = true;
+      this.behindSince = now;
+      // Nothing else may come to check it while it is behind (a quiet stretch of the recording): a timer does.
+      this.timer ??= setInterval(() => this.check(), CHECK_MS);
+      this.host.step('conflate');
+      return;
     }
+    const act = behindAction(this.ws.bufferedAmount, this.skipped, now - this.behindSince, this.policy);
+    if (act === 'close') return this.close();
+    if (act === 'resume') this.drain();
   }
 
   /** Stops the outbox (the connection is closing): nothing more is written. */
@@ -108,8 +106,8 @@ export class ReplayOutbox {
   }
 
   private drain(): void {
-    const topics = this.mode === Mode.Resnapshot ? undefined : [...(this.dirty ?? [])];
-    this.mode = Mode.Live;
+    const topics = [...(this.dirty ?? [])];
+    this.behindNow = false;
     this.dirty = undefined;
     this.skipped = 0;
     clearInterval(this.timer);

@@ -47,7 +47,7 @@ export interface ReplayServerOptions {
   /** Closes the server makes, by close code (as krx_server_closes_total). */
   readonly onClose?: (code: number) => void;
   /** Slow-consumer steps (as krx_slow_consumer_total). */
-  readonly onSlow?: (step: 'conflate' | 'resnapshot' | 'close') => void;
+  readonly onSlow?: (step: 'conflate' | 'drain' | 'close') => void;
 }
 
 /** A refusal of a replay: its wire code (sent in an `error` frame before close 4004) and the HTTP status it maps to. */

@@ -79,6 +79,16 @@ describe('bench targets', () => {
     expect(checkResults(results(), ['e2e'], ['bridge']).map((o) => o.name)).toEqual(['e2e p99 ms', 'e2e lost', 'e2e out of order', 'e2e closed']);
   });
 
+  it('holds a stalled client to kilobytes, and fails a stall the clients never caught up from', () => {
+    const stalled = { rssKbPerStalled: 40, liveKbPerStalled: 35, normal: { p99Ms: 20, lost: 0 }, catchUpMs: 300 };
+    const out = checkResults({ ...results(), stalled } as Results, ['stalled'], PEERS);
+    expect(out.map((o) => o.name)).toEqual(['stalled RSS KB/client', 'stalled live KB/client', 'stalled normal p99 ms', 'stalled normal lost', 'stalled catch-up ms']);
+    expect(out.every((o) => o.met && o.withinCi)).toBe(true);
+    // Megabytes per stalled client, as when each kept a conflated queue of bytes, are past the CI limits.
+    const before = checkResults({ ...results(), stalled: { ...stalled, rssKbPerStalled: 735, liveKbPerStalled: 1065, catchUpMs: undefined } } as Results, ['stalled'], PEERS);
+    expect(before.filter((o) => !o.withinCi).map((o) => o.name)).toEqual(['stalled RSS KB/client', 'stalled live KB/client', 'stalled catch-up ms']);
+  });
+
   it('skips scenarios and peers that were not run', () => {
     const out = checkResults(results(), ['cycle', 'fanout'], ['bridge']);
     expect(out.map((o) => o.name)).toEqual([

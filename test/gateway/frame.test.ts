@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { directSocket, headerLength, senderIdle, writeTextHeader } from '../../src/gateway/frame.js';
+import { directSocket, headerLength, senderIdle, socketOf, writeMessages, writeText, writeTextHeader, type FrameTarget } from '../../src/gateway/frame.js';
 
 // ws's frame writer is public at runtime but has no type declarations.
 const { Sender } = createRequire(import.meta.url)('ws') as {
@@ -90,5 +90,41 @@ describe('direct socket writes', () => {
   it('are not used on a connection with permessage-deflate', async () => {
     const { srv } = await pair(true);
     expect(directSocket(srv)).toBeUndefined();
+  });
+});
+
+describe('frames of messages', () => {
+  it.each([false, true])('one message as itself, several as a JSON array, a payload as is (deflate %s)', async (deflate) => {
+    const { srv, cli } = await pair(deflate);
+    const t: FrameTarget = { ws: srv, direct: directSocket(srv), sendOptions: { binary: false, compress: deflate } };
+    const got: string[] = [];
+    cli.on('message', (d) => got.push(String(d)));
+    const list = ['{"a":1}', '{"b":"가"}', '{"c":3}'].map((x) => Buffer.from(x));
+    const bytes = (from: number, to: number) => list.slice(from, to).reduce((n, b) => n + b.length, 0);
+    expect(writeMessages(t, list, 1, 2, bytes(1, 2))).toBe(bytes(1, 2));
+    expect(writeMessages(t, list, 0, 3, bytes(0, 3))).toBe(bytes(0, 3) + 4);
+    expect(writeText(t, '[{"d":"가나"}]')).toBe(Buffer.byteLength('[{"d":"가나"}]'));
+    await new Promise<void>((r) => {
+      const check = () => (got.length === 3 ? r() : setTimeout(check, 5));
+      check();
+    });
+    expect(got).toEqual(['{"b":"가"}', '[{"a":1},{"b":"가"},{"c":3}]', '[{"d":"가나"}]']);
+  });
+
+  it('leave nothing in the socket queue when the kernel takes them, and queue what it does not take', async () => {
+    // What the slow-consumer policy rests on: a write the kernel takes whole completes at once.
+    const { srv, cli } = await pair(false);
+    const sock = socketOf(srv)!;
+    directSocket(srv)!.write(framed('x'.repeat(1000)));
+    expect(sock.writableLength).toBe(0);
+    (cli as unknown as { _socket: { pause(): void } })._socket.pause();
+    let writes = 0;
+    while (sock.writableLength === 0 && writes < 10_000) {
+      directSocket(srv)!.write(framed('y'.repeat(16 << 10)));
+      writes++;
+    }
+    expect(writes).toBeLessThan(10_000);
+    expect(sock.writableLength).toBeGreaterThan(0);
+    expect(srv.bufferedAmount).toBe(sock.writableLength);
   });
 });

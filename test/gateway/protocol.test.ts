@@ -158,7 +158,7 @@ describe('wildcards', () => {
     c.close();
   });
 
-  it('delivers a 4,500-symbol market snapshot in a few frames, fast', async () => {
+  it('delivers a 4,500-symbol market snapshot in frames of about 16 KiB (not one per snapshot), fast', async () => {
     const big = await startHarness({}, {}, 10);
     const many = codes(4500);
     big.tick('quote', 'kospi', many.map((c) => row(c, 1000, { isuKorNm: '삼성전자보통주식회사', mktcap: 123456789012, listShrs: 5969782550 })));
@@ -168,7 +168,9 @@ describe('wildcards', () => {
     c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
     await c.wait(() => c.of('snapshot').length === 4500, 5000);
     const ms = performance.now() - t0;
-    expect(c.frames - frames0).toBeLessThanOrEqual(10);
+    // The frame size is bounded (slow.ts frameBytes) so a socket's queue stays small; frames are filled up to it.
+    const bytes = c.of('snapshot').reduce((n, m) => n + JSON.stringify(m).length + 1, 0);
+    expect(c.frames - frames0).toBeLessThanOrEqual(Math.ceil(bytes / (16 << 10)) + 2);
     expect(ms).toBeLessThan(1000); // generous for CI; the target on an idle machine is < 100 ms
     c.close();
     await big.close();

@@ -4,7 +4,7 @@ import { SubscriptionIndex, type Subscriber } from '../../src/gateway/index.js';
 import { SmallSet } from '../../src/gateway/smallset.js';
 import { ConnectionCounter, KeyedRateLimiter, TokenBucket, WindowCounter, messageBucket, resolveLimits } from '../../src/gateway/limits.js';
 import { parseClientFrame, resolveTarget } from '../../src/gateway/requests.js';
-import { DEFAULT_SLOW_POLICY, Mode, slowAction, slowPolicy } from '../../src/gateway/slow.js';
+import { DEFAULT_SLOW_POLICY, behindAction, overCap, slowPolicy } from '../../src/gateway/slow.js';
 import { DEFAULT_LIMITS } from '../../src/protocol/constants.js';
 import { ErrorMsg } from '../../src/protocol/messages.js';
 import { RESOURCE_PARAMS } from '../../src/protocol/resources.js';
@@ -75,26 +75,27 @@ describe('resolveTarget', () => {
 });
 
 describe('slow-consumer policy', () => {
-  const p = slowPolicy({ conflateBytes: 100, resnapshotBytes: 400, closeBytes: 1000, maxBehindMs: 50 });
+  const p = slowPolicy({ conflateBytes: 100, closeBytes: 1000, maxBehindMs: 50 });
   it('defaults', () => {
     expect(slowPolicy()).toEqual(DEFAULT_SLOW_POLICY);
-    expect(DEFAULT_SLOW_POLICY).toMatchObject({ conflateBytes: 1 << 20, resnapshotBytes: 4 << 20, closeBytes: 16 << 20, maxBehindMs: 30_000 });
+    expect(DEFAULT_SLOW_POLICY).toMatchObject({ conflateBytes: 32 << 10, closeBytes: 16 << 20, maxBehindMs: 30_000, frameBytes: 16 << 10 });
     expect(p.drainBytes).toBe(25);
+    expect(slowPolicy({ conflateBytes: 100, drainBytes: 500 }).drainBytes).toBe(100);
   });
   it.each([
-    [Mode.Live, 50, 0, 0, 'none'],
-    [Mode.Live, 101, 0, 0, 'conflate'],
-    [Mode.Live, 1001, 0, 0, 'close'],
-    [Mode.Conflating, 200, 100, 10, 'none'],
-    [Mode.Conflating, 200, 300, 10, 'resnapshot'],
-    [Mode.Conflating, 200, 900, 10, 'close'],
-    [Mode.Conflating, 20, 300, 10, 'drain'],
-    [Mode.Conflating, 200, 0, 51, 'close'],
-    [Mode.Resnapshot, 200, 300, 10, 'none'],
-    [Mode.Resnapshot, 25, 300, 10, 'drain'],
-    [Mode.Resnapshot, 200, 801, 10, 'close'],
-  ] as const)('mode %s buffered %s skipped %s behind %s ms -> %s', (mode, buffered, skipped, behind, action) => {
-    expect(slowAction(mode, buffered, skipped, behind, p)).toBe(action);
+    [200, 100, 10, 'wait'],
+    [25, 100, 10, 'resume'],
+    [26, 0, 10, 'wait'],
+    [25, 976, 10, 'close'],
+    [200, 801, 10, 'close'],
+    [0, 0, 51, 'close'],
+    [0, 0, 50, 'resume'],
+  ] as const)('behind, buffered %s, owed %s, for %s ms -> %s', (buffered, owed, behind, action) => {
+    expect(behindAction(buffered, owed, behind, p)).toBe(action);
+  });
+  it('a write past closeBytes is over the cap', () => {
+    expect(overCap(500, 400, 100, p)).toBe(false);
+    expect(overCap(500, 400, 101, p)).toBe(true);
   });
 });
 

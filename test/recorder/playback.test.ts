@@ -190,7 +190,7 @@ describe('slow replay clients', () => {
     const dir = tmp();
     const { store, drops } = await record(dir, 60, { rows: 200, pad: 600 });
     expect(drops).toEqual([]);
-    const hh = (h = await replayHarness(dir, { conflateBytes: 64 << 10, resnapshotBytes: 512 << 20, closeBytes: 1024 << 20, maxBehindMs: 20_000 }));
+    const hh = (h = await replayHarness(dir, { conflateBytes: 64 << 10, closeBytes: 1024 << 20, maxBehindMs: 20_000 }));
     const c = await Client.connect(url(hh, 'from=100000&to=235900&speed=1000'));
     const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
