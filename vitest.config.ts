@@ -8,16 +8,23 @@ import { defineConfig } from 'vitest/config';
  *   browser, no child processes; under a minute;
  * - `integration`: the bridge as a user runs it (built and started as a
  *   process, under a set wall clock, behind nginx, packed and installed),
- *   and the long reliability and chaos runs;
+ *   and the long reliability and chaos runs; two files at a time;
+ * - `timing`: tests that hold a latency bound or count calls per second of
+ *   wall clock; one file at a time, after integration, so that no other
+ *   test's load is in their figures;
  * - `cluster`: several bridges joined by the Redis at 127.0.0.1:6379;
  * - `browser`: the demo page in Debian's Chromium.
  * `npm run test:all` (and `.ci/run`) runs every tier.
  */
 
-type Tier = 'unit' | 'integration' | 'cluster' | 'browser';
+type Tier = 'unit' | 'integration' | 'timing' | 'cluster' | 'browser';
+
+/** Files that assert a wall-clock bound (a latency ceiling, calls per cycle). */
+const timing = ['test/reliability/slow.test.ts', 'test/reliability/slow-gets.test.ts', 'test/bridge/economy.test.ts', 'test/gateway/stalled.test.ts'];
 
 /** The tier of a test file, by what it needs. */
 function tierOf(file: string): Tier {
+  if (timing.includes(file)) return 'timing';
   if (/^test\/demo\/(browser|closed|replay)\.test\.ts$/.test(file) || file === 'test/examples/minimal.test.ts') return 'browser';
   if (file.startsWith('test/cluster/')) return /\/(units|term)\.test\.ts$/.test(file) ? 'unit' : 'cluster';
   if (file === 'test/reliability/operations-doc.test.ts') return 'unit';
@@ -41,13 +48,20 @@ const files = readdirSync('test', { recursive: true, encoding: 'utf8' })
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => `test/${f}`)
   .sort();
-const tier = (t: Tier) => ({ extends: true as const, test: { name: t, include: files.filter((f) => tierOf(f) === t) } });
+/** Files run at once per tier: the machine has two cores; cluster and browser tests start several processes each. */
+const workers: Record<Tier, number> = { unit: 4, integration: 2, timing: 1, cluster: 1, browser: 1 };
+/** Tiers run one after another in this order, so a slow tier's load never overlaps a timed one. */
+const order: Tier[] = ['unit', 'integration', 'timing', 'cluster', 'browser'];
+const tier = (t: Tier) => ({
+  extends: true as const,
+  test: { name: t, include: files.filter((f) => tierOf(f) === t), maxWorkers: workers[t], sequence: { groupOrder: order.indexOf(t) } },
+});
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    projects: [tier('unit'), tier('integration'), tier('cluster'), tier('browser')],
+    projects: order.map(tier),
   },
 });

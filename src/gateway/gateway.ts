@@ -11,7 +11,7 @@ import { closeCodeOfWsError, errorFrame, wireError, type RequestId, type WireErr
 import { ChangeClock } from './clock.js';
 import { Fanout } from './fanout.js';
 import { releaseDemand, type HandlerContext } from './handlers.js';
-import { handleInbound, type InboundDeps } from './inbound.js';
+import { InboundQueue } from './inbound.js';
 import { SubscriptionIndex, type FeedSubscribers } from './index.js';
 import { ConnectionCounter, resolveLimits } from './limits.js';
 import { LookupLimits } from './lookups.js';
@@ -101,7 +101,7 @@ export class Gateway {
   private readonly now: () => number;
   private readonly ctx: HandlerContext;
   private readonly host: SessionHost;
-  private readonly inbound: InboundDeps;
+  private readonly inbound: InboundQueue;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribes: (() => void)[] = [];
   private readonly listeners: WsListeners = this.wsListeners();
@@ -125,7 +125,7 @@ export class Gateway {
     this.statuses = new StatusBoard(opts.statuses);
     this.host = this.sessionHost(slowPolicy(opts.slow));
     this.ctx = this.handlerContext();
-    this.inbound = { ctx: this.ctx, metrics: this.metrics, logger: this.logger, close: (s, name) => this.closeSession(s, name) };
+    this.inbound = new InboundQueue({ ctx: this.ctx, metrics: this.metrics, logger: this.logger, close: (s, name) => this.closeSession(s, name) });
     opts.server.on('upgrade', this.onUpgrade);
     this.unsubscribes.push(
       opts.bus.subscribe('batch', (b) => this.fanout.batch(b)),
@@ -310,7 +310,7 @@ export class Gateway {
     const gw = this;
     return {
       message(this: WebSocket, data: RawData, isBinary: boolean): void {
-        handleInbound(gw.inbound, sessionOf(this), data, isBinary);
+        gw.inbound.push(sessionOf(this), data, isBinary);
       },
       pong(this: WebSocket): void {
         sessionOf(this).lastSeen = gw.now();

@@ -154,6 +154,27 @@ describe('inbound limits', () => {
     expect(await counter(h.metrics, 'krx_server_closes_total', { code: '1008' })).toBe(1);
   });
 
+  it('a burst from many connections at once is handled over several turns, each connection answered in order', async () => {
+    h = await startHarness({ limits: { maxMessagesPerSecond: 1000 } });
+    const hh = h;
+    const clients = await Promise.all(Array.from({ length: 40 }, () => Client.connect(hh.url)));
+    const inbound = (hh.gateway as unknown as { inbound: { size: number } }).inbound;
+    let maxWaiting = 0;
+    let sampling = true;
+    const sample = (): void => {
+      maxWaiting = Math.max(maxWaiting, inbound.size);
+      if (sampling) setImmediate(sample);
+    };
+    sample();
+    for (const c of clients) for (let i = 0; i < 200; i++) c.send({ op: 'ping', id: i });
+    await Promise.all(clients.map((c) => c.wait(() => c.of('pong').length === 200)));
+    sampling = false;
+    // Frames waited for a later turn instead of being handled in the one they arrived in.
+    expect(maxWaiting).toBeGreaterThan(0);
+    for (const c of clients) expect(c.of('pong').map((m) => m.id)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    for (const c of clients) c.close();
+  });
+
   it('messages over the rate but under the flood bound are refused and the connection stays', async () => {
     h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
     const c = await Client.connect(h.url);
