@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { packageVersion } from '../gateway/options.js';
+import { packageVersion } from '../version.js';
 import { runSimulator } from '../sim/run.js';
 import { SimEnv } from '../sim/env.js';
 import { flagOf } from '../config/config.js';

@@ -3,6 +3,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../log.js';
 import type { ChangeBatch } from '../state/store.js';
 import { feedOf } from '../protocol/topics.js';
+import { statusFrame } from '../protocol/encode.js';
 import type { ChangeClock } from './clock.js';
 import type { SubscriptionIndex } from './index.js';
 import type { FlushTally, Session } from './session.js';
@@ -15,21 +16,6 @@ import type { FlushTally, Session } from './session.js';
  * clock, which records the topics it changed: what a connection that fell
  * behind is owed. See DESIGN.md §4.
  */
-
-/** The serialised `status` message of a feed state. */
-export function statusFrame(st: FeedStatus): string {
-  return JSON.stringify({
-    type: 'status',
-    market: st.market,
-    channel: st.channel,
-    state: st.state,
-    intervalMs: st.intervalMs,
-    ...(st.reason !== undefined ? { reason: st.reason } : {}),
-    ts: st.ts,
-    ...(st.opensAt !== undefined ? { opensAt: st.opensAt } : {}),
-    ...(st.asOf !== undefined ? { asOf: st.asOf } : {}),
-  });
-}
 
 /** Delivers bus events to the sessions of a subscription index. */
 export class Fanout {

@@ -6,25 +6,29 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Limits } from '../protocol/constants.js';
 import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
 import type { StateStore } from '../state/store.js';
-import type { AuthGranted } from './auth.js';
-import { closeCodeOfWsError, errorFrame, wireError, type RequestId, type WireError } from './errors.js';
+import type { AuthGranted } from '../access/auth.js';
+import { closeCodeOfWsError } from './errors.js';
+import { errorFrame } from '../protocol/encode.js';
+import { wireError, type WireError } from '../protocol/errors.js';
+import { type RequestId } from '../protocol/messages.js';
 import { ChangeClock } from './clock.js';
 import { Fanout } from './fanout.js';
 import { releaseDemand, type HandlerContext } from './handlers.js';
 import { InboundQueue } from './inbound.js';
 import { SubscriptionIndex, type FeedSubscribers } from './index.js';
-import { ConnectionCounter, resolveLimits } from './limits.js';
-import { LookupLimits } from './lookups.js';
+import { ConnectionCounter, resolveLimits } from '../access/limits.js';
+import { LookupLimits } from '../access/lookups.js';
 import { ReplyQueue } from './replies.js';
 import { KrxCalendar } from '../market/calendar.js';
-import { GATEWAY_DEFAULTS, packageVersion, type GatewayOptions } from './options.js';
+import { GATEWAY_DEFAULTS, type GatewayOptions, type ReplayEndpoint } from './options.js';
+import { packageVersion } from '../version.js';
 import { Session, type SessionHost } from './session.js';
 import { slowPolicy, type SlowPolicy } from './slow.js';
 import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
-import { clientAddress, pathOf, refuseUpgrade } from './upgrade.js';
-import { welcomeFrame } from './welcome.js';
-import type { ReplayServer } from '../recorder/replay.js';
+import { clientAddress } from '../access/address.js';
+import { pathOf, refuseUpgrade } from './upgrade.js';
+import { welcomeFrame } from '../protocol/encode.js';
 
 /**
  * The WebSocket gateway: accepts connections on `path` of an HTTP server,
@@ -240,7 +244,7 @@ export class Gateway {
   };
 
   /** A replay (`/ws/replay`): checked against the recordings, then played by the replay server within the limits a live connection would get. */
-  private acceptReplay(replay: ReplayServer, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted): void {
+  private acceptReplay(replay: ReplayEndpoint, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted): void {
     replay.check(req.url).then(
       (r) => {
         if (this.closing || socket.destroyed) return void socket.destroy();

@@ -4,14 +4,17 @@ import { WILDCARD } from '../protocol/constants.js';
 import type { GetMsg, ResyncMsg, SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
 import { feedOf, parseTopic, topicOf } from '../protocol/topics.js';
 import type { StateStore } from '../state/store.js';
-import { messageWithData, type LookupOptions, type OnDemandResult } from '../upstream/cache.js';
-import { upstreamWireError, wireError, type RequestId, type WireError } from './errors.js';
+import { messageWithData, type LookupOptions, type OnDemand, type OnDemandResult } from '../upstream/cache.js';
+import { upstreamWireError } from '../lookups/errors.js';
+import { wireError, type WireError } from '../protocol/errors.js';
+import { encode } from '../protocol/encode.js';
+import { type RequestId } from '../protocol/messages.js';
 import type { SubscriptionIndex } from './index.js';
 import { checkFeed, parseFeed, resolveTarget, wildcardTopic, type Target } from './requests.js';
-import { resolveGet, type Families } from './resources.js';
-import type { LookupLimits } from './lookups.js';
+import { resolveGet, type Families } from '../lookups/resources.js';
+import type { LookupLimits } from '../access/lookups.js';
 import type { ReplyQueue } from './replies.js';
-import type { LookupDates } from './dates.js';
+import type { LookupDates } from '../lookups/dates.js';
 import type { Session } from './session.js';
 import { subscribeState } from './snapshots.js';
 
@@ -27,11 +30,6 @@ export interface DemandSink {
   addAll(channel: Channel, market: Market, codes: Iterable<string>): void;
   /** One subscriber fewer of each code (or `*`) of a feed. */
   removeAll(channel: Channel, market: Market, codes: Iterable<string>): void;
-}
-
-/** The on-demand lookup (OnDemandCache.get). */
-export interface OnDemand {
-  get(id: string, params: Record<string, unknown>, opts?: LookupOptions): Promise<OnDemandResult>;
 }
 
 /** Symbol listing check (SymbolDirectory.has). */
@@ -122,7 +120,7 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
   }
   const since = msg.epoch === ctx.store.epoch ? msg.since : undefined;
   const recovered = msg.since ? recoveredOf(ctx, t, msg.since, since) : undefined;
-  const first = JSON.stringify({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : t.topics, ...(recovered ? { recovered } : {}) });
+  const first = encode({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : [...t.topics], recovered });
   s.replyLater(
     subscribeState(first, {
       session: s,
@@ -167,7 +165,7 @@ export function onUnsubscribe(ctx: HandlerContext, s: Session, msg: UnsubscribeM
     }
   }
   if (released.length) ctx.demand.removeAll(channel, market, released);
-  s.reply(JSON.stringify({ type: 'unsubscribed', id: msg.id, topics: removed }));
+  s.reply(encode({ type: 'unsubscribed', id: msg.id, topics: removed }));
   ctx.sent('unsubscribed', 1);
   if (removed.length) ctx.topicsChanged();
 }
@@ -187,7 +185,7 @@ export function onResync(ctx: HandlerContext, s: Session, msg: ResyncMsg): void 
 
 /** Ping: `pong` with the server time. */
 export function onPing(ctx: HandlerContext, s: Session, id: RequestId | undefined): void {
-  s.reply(JSON.stringify({ type: 'pong', id, ts: ctx.now() }));
+  s.reply(encode({ type: 'pong', id, ts: ctx.now() }));
   ctx.sent('pong', 1);
 }
 

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CloseName } from '../protocol/errors.js';
 import type { ClientMsg } from '../protocol/messages.js';
-import { wireError } from './errors.js';
+import { wireError } from '../protocol/errors.js';
 import { onGet, onPing, onResync, onSubscribe, onUnsubscribe, type HandlerContext } from './handlers.js';
 import { parseClientFrame } from './requests.js';
 import type { Session } from './session.js';
@@ -34,8 +34,12 @@ const MS_PER_TURN = 4;
 
 interface Pending {
   readonly s: Session;
-  /** The frame, or `undefined` for the refusal of a frame over the rate limit (sent in order with the replies before it). */
-  readonly bytes: Buffer | undefined;
+  /**
+   * The frame; or, in order with the answers before them, the refusal of a
+   * frame over the rate limit (`undefined`), or the close (1008) of a
+   * connection past the flood or violation limits (`'close'`).
+   */
+  readonly bytes: Buffer | undefined | 'close';
   readonly isBinary: boolean;
 }
 
@@ -46,8 +50,9 @@ interface Pending {
  * a hundred requests each) would otherwise be parsed and answered in one
  * stretch of 100 ms or more, with health checks and other clients waiting.
  * Accounting (flood and rate limits, `lastSeen`) is done on arrival; what
- * waits is parsing and dispatch. A connection's frames stay in order, and
- * those of a connection closed meanwhile are dropped.
+ * waits is parsing, dispatch, refusals and a flood's close, so a
+ * connection's answers stay in the order of its frames. The frames of a
+ * connection closed meanwhile (by the server or the peer) are dropped.
  */
 export class InboundQueue {
   private readonly queue: Pending[] = [];
@@ -69,6 +74,7 @@ export class InboundQueue {
     const bytes = admit(this.deps, s, data);
     if (bytes === false) return;
     if (this.head === this.queue.length && this.withinTurn()) return handleFrame(this.deps, s, bytes, isBinary);
+    if (bytes === 'close') s.condemned = true;
     this.queue.push({ s, bytes, isBinary });
     this.schedule();
   }
@@ -114,31 +120,28 @@ export class InboundQueue {
 /**
  * Accounts for a frame of `s` on arrival: its bytes, flood and rate limits.
  * The frame's bytes if it is to be handled, `undefined` if it is to be
- * refused as over the rate limit, `false` if nothing more is to be done.
+ * refused as over the rate limit, `'close'` if the connection is to be
+ * closed (1008), `false` if nothing is to be done.
  */
-function admit(deps: InboundDeps, s: Session, data: RawData): Buffer | undefined | false {
+function admit(deps: InboundDeps, s: Session, data: RawData): Buffer | undefined | 'close' | false {
   const { ctx, metrics } = deps;
   const now = ctx.now();
   s.lastSeen = now;
   const bytes = rawBytes(data);
   metrics.bytesIn.inc(bytes.length);
-  if (s.closing) return false;
-  if (s.flood.hit(now)) {
-    deps.close(s, 'policy');
-    return false;
-  }
+  if (s.closing || s.condemned) return false;
+  if (s.flood.hit(now)) return 'close';
   if (!s.inbound.take(now)) {
     metrics.messagesIn.inc({ op: 'rate_limited' });
-    if (!s.violations.hit(now)) return undefined;
-    deps.close(s, 'policy');
-    return false;
+    return s.violations.hit(now) ? 'close' : undefined;
   }
   return bytes;
 }
 
-/** Parses and dispatches one admitted frame of `s` (or refuses one over the rate limit). Never throws. */
-function handleFrame(deps: InboundDeps, s: Session, bytes: Buffer | undefined, isBinary: boolean): void {
+/** Parses and dispatches one admitted frame of `s` (or refuses one over the rate limit, or closes `s`). Never throws. */
+function handleFrame(deps: InboundDeps, s: Session, bytes: Buffer | undefined | 'close', isBinary: boolean): void {
   const { ctx, metrics } = deps;
+  if (bytes === 'close') return deps.close(s, 'policy');
   if (bytes === undefined) return ctx.error(s, wireError('rate_limited', `at most ${s.limits.maxMessagesPerSecond} messages per second`));
   if (isBinary) {
     metrics.messagesIn.inc({ op: 'binary' });

@@ -1,17 +1,32 @@
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Bus, FeedStatus } from '../bus/bus.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Limits } from '../protocol/constants.js';
 import type { StateStore } from '../state/store.js';
-import type { Authenticator } from './auth.js';
-import type { LookupLimits } from './lookups.js';
+import type { Authenticator } from '../access/auth.js';
+import type { LookupLimits } from '../access/lookups.js';
 import type { KrxCalendar } from '../market/calendar.js';
-import type { ReplayServer } from '../recorder/replay.js';
-import type { DemandSink, OnDemand, SymbolLookup } from './handlers.js';
-import type { Families } from './resources.js';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { DemandSink, SymbolLookup } from './handlers.js';
+import type { OnDemand } from '../upstream/cache.js';
+import type { Families } from '../lookups/resources.js';
 import type { SlowPolicy } from './slow.js';
+
+/**
+ * Replays of the recordings, served at the gateway's path + `/replay`: the
+ * replay server (src/replay/) provides it. The gateway authenticates and
+ * counts the connection; the endpoint checks the query and plays it.
+ */
+export interface ReplayEndpoint {
+  /** Checks a request's query against the recordings: the parsed query, or a refusal (sent as an `error` frame before close 4004). */
+  check(url: string | undefined): Promise<{ ok: true; query: unknown } | { ok: false; refusal: { readonly status: number; readonly code: 'bad_request' | 'not_recorded'; readonly message: string } }>;
+  /** Completes the upgrade of a checked request and plays its `query` within `limits`. */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: unknown, limits: Limits): void;
+  /** Closes every replay (1001). */
+  close(): void;
+}
 
 /**
  * Options of the WebSocket gateway and their defaults.
@@ -33,7 +48,7 @@ export interface GatewayOptions {
   /** On-demand lookups for `get` (OnDemandCache). */
   readonly onDemand: OnDemand;
   /** Replays of the recordings at `path` + `/replay`; default none (404 there). */
-  readonly replay?: ReplayServer;
+  readonly replay?: ReplayEndpoint;
   /** The KRX calendar (lookups' default dates); default one without operator closures. */
   readonly calendar?: KrxCalendar;
   /** Per-client lookup limits, shared with `/api`; default a rate of `limits.getsPerMinute` per client and no share cap. */
@@ -88,13 +103,3 @@ export const GATEWAY_DEFAULTS = {
   closeTimeoutMs: 5_000,
   families: { kospi: 'v2', kosdaq: 'v3' } as Families,
 } as const;
-
-/** The package version, read once from package.json next to src/ or dist/. */
-export function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}

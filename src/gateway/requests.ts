@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { CHANNELS, CLIENT_OPS, ClientMsg, LIST_CHANNELS, MARKETS, STOCK_CODE, WILDCARD } from '../protocol/index.js';
 import type { Channel, Market } from '../protocol/index.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
-import { issuesText, wireError, type RequestId, type WireError } from './errors.js';
-import { isIndexCodeOf } from './resources.js';
+import { issuesText } from '../protocol/issues.js';
+import { wireError, type WireError } from '../protocol/errors.js';
+import { type RequestId } from '../protocol/messages.js';
+import { isIndexCodeOf } from '../lookups/resources.js';
 
 /**
  * Parsing of client frames and validation of subscription requests. Pure

@@ -6,7 +6,7 @@ import { directSocket, socketOf, writeMessages, writeParts, writeText, type Fram
 import { Behind } from './behind.js';
 import { Outbox, type Messages } from './outbox.js';
 import type { Subscriber } from './index.js';
-import { TokenBucket, WindowCounter, messageBucket } from './limits.js';
+import { TokenBucket, WindowCounter, messageBucket } from '../access/limits.js';
 import { behindAction, overCap, type SlowPolicy } from './slow.js';
 import { SmallSet } from './smallset.js';
 
@@ -75,6 +75,8 @@ export class Session implements Subscriber {
   lastSeen: number;
   /** Set once the server started closing the connection. */
   closing = false;
+  /** Set once the connection passed a limit that closes it (1008) while frames before it still wait to be handled: nothing more is taken from it. */
+  condemned = false;
   /** Closes the connection when the token expires. */
   expiryTimer: NodeJS.Timeout | undefined;
   /** Bytes of this connection's `get` replies queued and not yet written (ReplyQueue). */

@@ -1,7 +1,7 @@
 import type { FeedStatus } from '../bus/bus.js';
 import type { Channel, Market } from '../protocol/constants.js';
 import { feedOf } from '../protocol/topics.js';
-import { statusFrame } from './fanout.js';
+import { statusFrame } from '../protocol/encode.js';
 
 /**
  * The current state of each feed, for the `status` sent with a

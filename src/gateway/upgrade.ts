@@ -1,24 +1,10 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 /**
  * Helpers of the HTTP upgrade step: who is asking, and refusing with a
  * plain HTTP response and a short JSON body before any WebSocket exists.
  */
-
-/**
- * The client address of a request: the socket's remote address, or with
- * `trustProxy` the first `X-Forwarded-For` entry (only behind a proxy that
- * sets it).
- */
-export function clientAddress(req: IncomingMessage, trustProxy = false): string {
-  if (trustProxy) {
-    const xff = req.headers['x-forwarded-for'];
-    const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]?.trim();
-    if (first) return first;
-  }
-  return req.socket.remoteAddress ?? 'unknown';
-}
 
 /** The path of a request URL, without the query string. */
 export function pathOf(url: string | undefined): string {

@@ -1,4 +1,4 @@
-import { originAllowed } from '../gateway/auth.js';
+import { originAllowed } from '../access/auth.js';
 
 /**
  * Cross-origin reads of `/api` and `/symbols` by the browser origins listed

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Authenticator } from '../gateway/auth.js';
+import type { Authenticator } from '../access/auth.js';
 import type { GatewayStats } from '../gateway/gateway.js';
-import type { OnDemand } from '../gateway/handlers.js';
-import { LookupLimits } from '../gateway/lookups.js';
-import { KeyedRateLimiter } from '../gateway/limits.js';
-import { packageVersion } from '../gateway/options.js';
-import { clientAddress } from '../gateway/upgrade.js';
+import type { OnDemand } from '../upstream/cache.js';
+import { LookupLimits } from '../access/lookups.js';
+import { KeyedRateLimiter } from '../access/limits.js';
+import { packageVersion } from '../version.js';
+import { clientAddress } from '../access/address.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { GET_MARKETS } from '../protocol/constants.js';

@@ -1,12 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { issuesText, upstreamWireError } from '../gateway/errors.js';
-import type { OnDemand } from '../gateway/handlers.js';
+import { issuesText } from '../protocol/issues.js';
+import { upstreamWireError } from '../lookups/errors.js';
+import type { OnDemand } from '../upstream/cache.js';
 import type { Logger } from '../log.js';
 import { messageWithData, type LookupOptions } from '../upstream/cache.js';
 import type { Endpoint } from '../upstream/catalogue.js';
 import { matchPath, requestParams } from '../upstream/paths.js';
-import { isIndexCodeOf } from '../gateway/resources.js';
+import { isIndexCodeOf } from '../lookups/resources.js';
 import { HTTP_STATUS, sendError, sendJsonText } from './respond.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Provision } from '../upstream/catalogue.js';
+import type { Provision } from './provision.js';
 import { provided } from './provision.js';
 import type { Phase, Sessions } from './session.js';
 

@@ -1,6 +1,22 @@
-import type { Provision } from '../upstream/catalogue.js';
 import { kstDate, kstSecondOfDay, nextKstTime } from './calendar.js';
 import { REGULAR_HOURS, kstMoment, type Sessions } from './session.js';
+
+/**
+ * When the upstream provides an endpoint's data (times are KST), read on
+ * the KRX calendar and sessions by src/market/provision.ts (the poller and
+ * the simulator share that reading).
+ * - `realtime`: refreshed continuously (list snapshots once a second). With
+ *   `strict`, the upstream answers 400 "not the provision time" outside the
+ *   trading day's sessions (08:30–18:00; later on a late-open day).
+ * - `batch`: a new day's data appears at `at` (06:30); 400 before it.
+ * - `afterClose`: the previous day's data until `at`; the current day's after
+ *   it. 400 between the pre-market (08:30) and `at` on trading days.
+ */
+export type Provision =
+  | { type: 'realtime'; strict: boolean }
+  | { type: 'batch'; at: string }
+  | { type: 'afterClose'; at: string };
+
 
 /**
  * When the upstream provides an endpoint's data, on the KRX calendar and

@@ -1,5 +1,6 @@
 import type { Channel, Market } from '../protocol/constants.js';
-import { endpoint, type Provision } from '../upstream/catalogue.js';
+import { endpoint } from '../upstream/catalogue.js';
+import { type Provision } from '../market/provision.js';
 import type { FieldTable } from '../upstream/fields.js';
 import type { Row } from '../upstream/normalise.js';
 import { FEED_ENDPOINTS, planCycle, type Family, type PlannedCall } from './feeds.js';

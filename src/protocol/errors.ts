@@ -60,3 +60,18 @@ export const CLOSE_CODES = {
 
 /** A close-code name. */
 export type CloseName = keyof typeof CLOSE_CODES;
+
+/** A wire error as data: a stable code and a message safe to show a client. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  /** The topic concerned, for topic-scoped errors. */
+  readonly topic?: string;
+  /** For `upstream_rate_limited`: when the upstream budget resets (ms epoch), if known. */
+  readonly resetAt?: number;
+}
+
+/** A wire error value. */
+export function wireError(code: ErrorCode, message: string, topic?: string): WireError {
+  return topic === undefined ? { code, message } : { code, message, topic };
+}

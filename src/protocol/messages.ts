@@ -10,6 +10,8 @@ import { ERROR_CODE_LIST } from './errors.js';
 
 /** Request id: echoed in the reply. */
 export const RequestId = z.union([z.number().int(), z.string().max(64)]);
+/** A request id as clients send it. */
+export type RequestId = z.infer<typeof RequestId>;
 
 const channel = z.string().max(16);
 const market = z.string().max(16);

@@ -6,6 +6,9 @@
  * See docs/PROTOCOL.md.
  */
 
+/** Request id: echoed in the reply. */
+export type RequestId = string | number;
+
 /** `subscribe`: start receiving a snapshot and then patches for each topic. */
 export type SubscribeMsg = {
   op: "subscribe";

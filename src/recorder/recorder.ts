@@ -2,7 +2,7 @@ import { createWriteStream, existsSync, mkdirSync, statSync, type WriteStream } 
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Bus, FeedStatus } from '../bus/bus.js';
-import { statusFrame } from '../gateway/fanout.js';
+import { statusFrame } from '../protocol/encode.js';
 import type { Logger } from '../log.js';
 import { kstDate, kstSecondOfDay } from '../market/calendar.js';
 import { feedOf } from '../protocol/topics.js';

@@ -1,7 +1,7 @@
 import { KrxCalendar } from '../market/calendar.js';
 import { providedAt } from '../market/provision.js';
 import { Sessions, phaseOf, type DayHours, type Phase } from '../market/session.js';
-import type { Provision } from '../upstream/catalogue.js';
+import type { Provision } from '../market/provision.js';
 import { fromKst, secsOf, toKst, type KstTime } from './calendar.js';
 
 /**

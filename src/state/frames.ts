@@ -1,3 +1,4 @@
+import { encode } from '../protocol/encode.js';
 import { isPlainJsonString } from '../protocol/crc32.js';
 import type { PatchOp } from '../protocol/messages.js';
 import type { Row } from '../upstream/normalise.js';
@@ -41,9 +42,9 @@ export function patchTail(crc: number): string {
   return '],"crc":' + crc + '}';
 }
 
-/** A patch message serialised by `JSON.stringify`, for values the fragments do not cover. */
+/** A patch message serialised by `encode`, for values the fragments do not cover. */
 export function plainPatchFrame(topic: string, seq: number, ts: number, ops: readonly PatchOp[], crc: number): string {
-  return JSON.stringify({ type: 'patch', topic, seq, ts, ops, crc });
+  return encode({ type: 'patch', topic, seq, ts, ops: [...ops], crc });
 }
 
 /**

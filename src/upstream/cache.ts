@@ -162,6 +162,11 @@ interface Entry {
   readonly expires: number;
 }
 
+/** The on-demand lookup (what `OnDemandCache.get` provides; fakes in tests). */
+export interface OnDemand {
+  get(id: string, params: Record<string, unknown>, opts?: LookupOptions): Promise<OnDemandResult>;
+}
+
 /** TTL cache with single-flight in front of the upstream client. */
 export class OnDemandCache {
   private readonly entries = new Map<string, Entry>();

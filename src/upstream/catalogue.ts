@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Provision } from '../market/provision.js';
 import * as F from './fields.js';
 import type { FieldTable, FieldType } from './fields.js';
 import {
@@ -30,22 +31,6 @@ export type Envelope = 'bare' | 'wrapped';
 
 /** What the data is: streamed snapshots, end-of-day data, or the extra (ETF/holiday) service. */
 export type EndpointKind = 'realtime' | 'closing' | 'extra';
-
-/**
- * When the upstream provides an endpoint's data (times are KST), read on
- * the KRX calendar and sessions by src/market/provision.ts (the poller and
- * the simulator share that reading).
- * - `realtime`: refreshed continuously (list snapshots once a second). With
- *   `strict`, the upstream answers 400 "not the provision time" outside the
- *   trading day's sessions (08:30–18:00; later on a late-open day).
- * - `batch`: a new day's data appears at `at` (06:30); 400 before it.
- * - `afterClose`: the previous day's data until `at`; the current day's after
- *   it. 400 between the pre-market (08:30) and `at` on trading days.
- */
-export type Provision =
-  | { type: 'realtime'; strict: boolean }
-  | { type: 'batch'; at: string }
-  | { type: 'afterClose'; at: string };
 
 /** A list inside a response: its key, the aliases payloads use, and its rows. */
 export interface ListSpec {

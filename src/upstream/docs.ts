@@ -1,4 +1,5 @@
-import { CATALOGUE, type Endpoint, type Provision } from './catalogue.js';
+import { CATALOGUE, type Endpoint } from './catalogue.js';
+import { type Provision } from '../market/provision.js';
 
 /**
  * The endpoint table of docs/UPSTREAM.md, generated from the catalogue so the two

@@ -5,7 +5,8 @@
 
 /** The endpoint catalogue and lookups. */
 export { CATALOGUE, endpoint, findEndpoint } from './catalogue.js';
-export type { Endpoint, EndpointId, EndpointKind, Envelope, Provision, ResponseSpec, ListSpec, Limits, CodeKind } from './catalogue.js';
+export type { Endpoint, EndpointId, EndpointKind, Envelope, ResponseSpec, ListSpec, Limits, CodeKind } from './catalogue.js';
+export type { Provision } from '../market/provision.js';
 /** Request paths to and from catalogue entries. */
 export { renderPath, matchPath, requestParams } from './paths.js';
 export type { PathMatch, Params } from './paths.js';

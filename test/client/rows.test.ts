@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { RESOURCE_ENDPOINTS } from '../../src/gateway/resources.js';
+import { RESOURCE_ENDPOINTS } from '../../src/lookups/resources.js';
 import { FEED_ENDPOINTS } from '../../src/poller/feeds.js';
 import { CHANNELS, RESOURCES } from '../../src/protocol/constants.js';
 import { endpoint } from '../../src/upstream/catalogue.js';

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Authenticator, originAllowed, parseTokenFile, tokenHash, tokenOf } from '../../src/gateway/auth.js';
+import { Authenticator, originAllowed, parseTokenFile, tokenHash, tokenOf } from '../../src/access/auth.js';
 import { createLogger } from '../../src/log.js';
 import { Client, counter, startHarness, type Harness } from './harness.js';
 

@@ -175,6 +175,21 @@ describe('inbound limits', () => {
     for (const c of clients) c.close();
   });
 
+  it('a flood that arrives behind other connections\' backlog gets every answer before its 1008', async () => {
+    h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
+    const hh = h;
+    const busy = await Promise.all(Array.from({ length: 20 }, () => Client.connect(hh.url)));
+    const c = await Client.connect(hh.url);
+    // The busy clients' frames fill this turn's budget, so the flood's frames, refusals and close wait in the queue behind them.
+    for (const b of busy) for (let i = 0; i < 15; i++) b.send({ op: 'get', id: i, resource: 'lists', market: 'kospi' });
+    for (let i = 0; i < 40; i++) c.send({ op: 'ping', id: i });
+    const closed = await c.closedWith();
+    expect(closed.code).toBe(1008);
+    expect(c.of('pong').map((m) => m.id)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(c.of('error').filter((m) => m.code === 'rate_limited').length).toBe(10);
+    for (const b of busy) b.close();
+  });
+
   it('messages over the rate but under the flood bound are refused and the connection stays', async () => {
     h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
     const c = await Client.connect(h.url);

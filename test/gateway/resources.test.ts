@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../src/protocol/constants.js';
-import { RESOURCE_ENDPOINTS, resolveGet, type Families, type GetRequest } from '../../src/gateway/resources.js';
+import { RESOURCE_ENDPOINTS, resolveGet, type Families, type GetRequest } from '../../src/lookups/resources.js';
 import { findEndpoint } from '../../src/upstream/catalogue.js';
 import { KrxCalendar } from '../../src/market/calendar.js';
 

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { issuesText, upstreamWireError, errorFrame, UPSTREAM_TO_WIRE } from '../../src/gateway/errors.js';
+import { issuesText } from '../../src/protocol/issues.js';
+import { upstreamWireError, UPSTREAM_TO_WIRE } from '../../src/lookups/errors.js';
+import { errorFrame } from '../../src/protocol/encode.js';
 import { SubscriptionIndex, type Subscriber } from '../../src/gateway/index.js';
 import { SmallSet } from '../../src/gateway/smallset.js';
-import { ConnectionCounter, KeyedRateLimiter, TokenBucket, WindowCounter, messageBucket, resolveLimits } from '../../src/gateway/limits.js';
+import { ConnectionCounter, KeyedRateLimiter, TokenBucket, WindowCounter, messageBucket, resolveLimits } from '../../src/access/limits.js';
 import { parseClientFrame, resolveTarget } from '../../src/gateway/requests.js';
 import { DEFAULT_SLOW_POLICY, behindAction, overCap, slowPolicy } from '../../src/gateway/slow.js';
 import { DEFAULT_LIMITS } from '../../src/protocol/constants.js';

@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { Authenticator, tokenDigest, claimRefusal } from '../../src/gateway/auth.js';
+import { Authenticator, tokenDigest, claimRefusal } from '../../src/access/auth.js';
 import { createLogger } from '../../src/log.js';
 import { Client, codes, counter, eventually, startHarness, type Harness } from '../gateway/harness.js';
 import { startBridge, type TestBridge } from '../bridge/helpers.js';

@@ -3,7 +3,7 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Authenticator } from '../../src/gateway/auth.js';
+import { Authenticator } from '../../src/access/auth.js';
 import { resolveUnder } from '../../src/http/static.js';
 import { Client, startHarness, type Harness } from '../gateway/harness.js';
 

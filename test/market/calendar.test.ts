@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { KrxCalendar, coveredYear, kstDate, operatorHolidays, parseHolidayList, yearEndClosure } from '../../src/market/calendar.js';
-import { lastSessionDate, withDefaultDates } from '../../src/gateway/dates.js';
+import { lastSessionDate, withDefaultDates } from '../../src/lookups/dates.js';
 import { Sessions } from '../../src/market/session.js';
 import { nextPublication, provided } from '../../src/market/provision.js';
 import { ttlFor } from '../../src/upstream/cache.js';

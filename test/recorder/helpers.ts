@@ -1,12 +1,12 @@
 import WebSocket from 'ws';
 import { LocalBus, type FeedStatus } from '../../src/bus/bus.js';
-import type { Authenticator } from '../../src/gateway/auth.js';
+import type { Authenticator } from '../../src/access/auth.js';
 import { slowPolicy, type SlowPolicy } from '../../src/gateway/slow.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { DEFAULT_LIMITS, type Channel, type Limits, type Market } from '../../src/protocol/constants.js';
 import { Recorder } from '../../src/recorder/recorder.js';
-import { ReplayServer } from '../../src/recorder/replay.js';
+import { ReplayServer } from '../../src/replay/server.js';
 import { StateStore } from '../../src/state/store.js';
 import { startHarness, type Harness } from '../gateway/harness.js';
 

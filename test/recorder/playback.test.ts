@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Authenticator } from '../../src/gateway/auth.js';
+import { Authenticator } from '../../src/access/auth.js';
 import { applyOps } from '../../src/protocol/patch.js';
 import type { Row } from '../../src/protocol/row.js';
 import { readDay } from '../../src/recorder/reader.js';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalJson, crc32 } from '../../src/protocol/crc32.js';
 import { diffRows } from '../../src/protocol/patch.js';
+import { encode } from '../../src/protocol/encode.js';
 import { StateStore } from '../../src/state/store.js';
 import type { Row } from '../../src/upstream/normalise.js';
 
@@ -33,7 +34,7 @@ const rowArb = fc
 const tsArb = fc.oneof(fc.integer({ min: 0, max: 2 ** 42 }), fc.double({ min: 0, max: 2 ** 42, noNaN: true }));
 
 describe('store frames', () => {
-  it('are byte-identical to JSON.stringify of the message objects', () => {
+  it('are byte-identical to encode() of the message objects', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(rowArb, tsArb), { minLength: 1, maxLength: 12 }), (steps) => {
         const store = new StateStore({ ringSize: 64 });
@@ -45,7 +46,7 @@ describe('store frames', () => {
           const crc = crc32(canonicalJson(row));
           if (prev === undefined) {
             expect(events).toHaveLength(1);
-            expect(events[0]!.frame).toBe(JSON.stringify({ type: 'snapshot', topic: 'quote.kospi.A00001', seq: 1, ts, data: row, crc }));
+            expect(events[0]!.frame).toBe(encode({ type: 'snapshot', topic: 'quote.kospi.A00001', seq: 1, ts, data: row, crc }));
           } else {
             const ops = diffRows(prev, row);
             if (ops.length === 0) {
@@ -54,7 +55,7 @@ describe('store frames', () => {
             }
             expect(events).toHaveLength(1);
             const ev = events[0]!;
-            expect(ev.frame).toBe(JSON.stringify({ type: 'patch', topic: 'quote.kospi.A00001', seq: seq + 1, ts, ops, crc }));
+            expect(ev.frame).toBe(encode({ type: 'patch', topic: 'quote.kospi.A00001', seq: seq + 1, ts, ops, crc }));
             expect(JSON.stringify(ev.ops)).toBe(JSON.stringify(ops));
             expect(ev.crc).toBe(crc);
             expect(ev.bytes).toEqual(Buffer.from(ev.frame));
@@ -63,7 +64,7 @@ describe('store frames', () => {
           seq++;
           prev = row;
           expect(e.crc).toBe(crc);
-          expect(store.snapshot(e)).toBe(JSON.stringify({ type: 'snapshot', topic: 'quote.kospi.A00001', seq, ts, data: row, crc }));
+          expect(store.snapshot(e)).toBe(encode({ type: 'snapshot', topic: 'quote.kospi.A00001', seq, ts, data: row, crc }));
         }
       }),
       { numRuns: 1500 },

@@ -4,7 +4,8 @@ import { INDEX_CODE, STOCK_CODE } from '../protocol/topics.js';
 import { endpoint } from '../upstream/catalogue.js';
 import { KrxCalendar } from '../market/calendar.js';
 import { withDefaultDates, type LookupDates } from './dates.js';
-import { issuesText, wireError, type WireError } from './errors.js';
+import { issuesText } from '../protocol/issues.js';
+import { wireError, type WireError } from '../protocol/errors.js';
 
 /** Defaults from the system clock and the calendar without operator closures (tests, tools). */
 const SYSTEM_DATES: LookupDates = { calendar: new KrxCalendar(), now: Date.now };

@@ -5,11 +5,11 @@ import type { Logger } from '../log.js';
 import { kstSecondOfDay } from '../market/calendar.js';
 import type { Limits } from '../protocol/constants.js';
 import type { SlowPolicy } from '../gateway/slow.js';
-import { recordedDay, type LiveSource } from './catalog.js';
+import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
-import { hhmmss, kstMs } from './format.js';
+import { hhmmss, kstMs } from '../recorder/format.js';
 import { ReplayQuery } from './query.js';
-import type { Damage } from './reader.js';
+import type { Damage } from '../recorder/reader.js';
 
 export { ReplayQuery } from './query.js';
 

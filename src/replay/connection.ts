@@ -3,15 +3,16 @@ import type { Logger } from '../log.js';
 import type { Channel, Limits, Market } from '../protocol/constants.js';
 import { CLOSE_CODES, type CloseName } from '../protocol/errors.js';
 import type { SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
-import { errorFrame, wireError, type RequestId, type WireError } from '../gateway/errors.js';
-import { TokenBucket, WindowCounter, messageBucket } from '../gateway/limits.js';
+import { wireError, type WireError } from '../protocol/errors.js';
+import { type RequestId } from '../protocol/messages.js';
+import { TokenBucket, WindowCounter, messageBucket } from '../access/limits.js';
 import { parseClientFrame, resolveTarget, wildcardTopic, type Target } from '../gateway/requests.js';
 import type { SlowPolicy } from '../gateway/slow.js';
-import { welcomeFrame } from '../gateway/welcome.js';
+import { encode, errorFrame, statusFrame, welcomeFrame } from '../protocol/encode.js';
 import { ReplayOutbox } from './outbox.js';
 import { ReplayState } from './state.js';
-import { kstMs, type RecordLine } from './format.js';
-import { readDay, type Damage } from './reader.js';
+import { kstMs, type RecordLine } from '../recorder/format.js';
+import { readDay, type Damage } from '../recorder/reader.js';
 import type { ReplayQuery } from './query.js';
 
 /**
@@ -211,7 +212,7 @@ export class ReplayConnection {
     while (!this.ended && this.outbox.behind) await sleep(20);
     for (const feed of this.state.subscribedFeeds()) {
       const [channel, market] = feed.split('.') as [Channel, Market];
-      this.outbox.send(JSON.stringify({ type: 'status', market, channel, state: 'closed', intervalMs: 0, reason: 'replay ended', ts: this.state.clock }));
+      this.outbox.send(statusFrame({ market, channel, state: 'closed', intervalMs: 0, reason: 'replay ended', ts: this.state.clock }));
     }
     const since = Date.now();
     while (!this.ended && this.ws.bufferedAmount > 0 && Date.now() - since < this.opts.slow.maxBehindMs) await sleep(10);
@@ -236,7 +237,7 @@ export class ReplayConnection {
     if (!parsed.ok) return this.error(parsed.error, parsed.id);
     const m = parsed.msg;
     const st = this.state;
-    if (m.op === 'ping') return this.outbox.send(JSON.stringify({ type: 'pong', id: m.id, ts: st.clock }));
+    if (m.op === 'ping') return this.outbox.send(encode({ type: 'pong', id: m.id, ts: st.clock }));
     if (m.op === 'get') return this.error(wireError('bad_request', 'lookups are not available in a replay'), m.id);
     if (m.op === 'resync') {
       const snap = st.receives(m.topic) ? st.snapshotOf(m.topic) : undefined;
@@ -249,7 +250,7 @@ export class ReplayConnection {
   private unsubscribe(m: UnsubscribeMsg): void {
     const r = resolveTarget(m, () => true);
     if (!r.ok) return this.error(r.error, m.id);
-    this.outbox.send(JSON.stringify({ type: 'unsubscribed', id: m.id, topics: this.state.remove(r.value) }));
+    this.outbox.send(encode({ type: 'unsubscribed', id: m.id, topics: this.state.remove(r.value) }));
   }
 
   /** Answers `subscribed`, then each topic's snapshot at the replay clock, then the feed's status as recorded. */
@@ -263,7 +264,7 @@ export class ReplayConnection {
     const t = r.value;
     const over = this.overLimit(t);
     if (over) return this.error(over, m.id);
-    const frames = [JSON.stringify({ type: 'subscribed', id: m.id, topics: t.wildcard ? [wildcardTopic(t.feed)] : t.topics })];
+    const frames = [encode({ type: 'subscribed', id: m.id, topics: t.wildcard ? [wildcardTopic(t.feed)] : [...t.topics] })];
     frames.push(...this.state.add(t));
     const status = this.state.statuses.get(t.feed);
     if (status) frames.push(status);
