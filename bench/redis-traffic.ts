@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
-import { Bridge } from '../src/bridge.js';
+import { createBridge, type Bridge } from '../src/bridge/bridge.js';
 import { loadConfig } from '../src/config/config.js';
 import { StandIn } from './upstream/standin.js';
 
@@ -64,12 +64,14 @@ for (const processes of [1, 2, 3]) {
   const upstream = await standIn.listen();
   const dir = mkdtempSync(join(tmpdir(), 'krx-redis-traffic-'));
   await redis.flushAll();
-  const bridges = Array.from({ length: processes }, (_, i) => {
+  const configs = Array.from({ length: processes }, (_, i) => {
     const env = { UPSTREAM_URL: upstream, UPSTREAM_API_KEY: 'traffic', REDIS_URL: url, PORT: '0', HOST: '127.0.0.1', MARKET_CLOCK: 'always' };
-    return new Bridge(loadConfig({ ...env, NAMES_PER_DAY: '0', LOG_LEVEL: 'warn', DATA_DIR: join(dir, String(i)) }, []));
+    return loadConfig({ ...env, NAMES_PER_DAY: '0', LOG_LEVEL: 'warn', DATA_DIR: join(dir, String(i)) }, []);
   });
   const clients = [];
-  for (const b of bridges) clients.push(await watch((await b.start()).wsUrl));
+  const bridges = [];
+  for (const c of configs) bridges.push(await createBridge(c));
+  for (const b of bridges) clients.push(await watch(b.address.wsUrl));
   standIn.go();
   await sleep(4_000);
   await redis.configResetStat();

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { Bridge } from '../../src/bridge.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { CATALOGUE } from '../../src/upstream/catalogue.js';
 import type { Feed } from '../../src/poller/feed.js';
@@ -93,8 +93,8 @@ function subscribe(url: string, subs: readonly Sub[]): Promise<WebSocket> {
 
 /** Runs the economy scenario with a bridge and its built-in simulator in this process. */
 export async function runEconomy(cfg: EconomyConfig): Promise<EconomyResult> {
-  const bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: IDLE_GRACE_MS }));
-  const addr = await bridge.start();
+  const bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: IDLE_GRACE_MS }));
+  const addr = bridge.address;
   const clients: WebSocket[] = [];
   try {
     const sim = bridge.sim;

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Bridge } from '../../src/bridge.js';
-import { loadConfig } from '../../src/config/config.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import type { Channel, Market } from '../../src/protocol/constants.js';
 import { LISTING_MARKETS, splitTopic } from '../lib/listing.js';
 import type { PollingPeer, UpstreamTarget } from './polling.js';
 
 /**
- * The bridge as `npm start` runs it: `Bridge` built from `loadConfig` (the
+ * The bridge as `npm start` runs it: `createBridge` of `loadConfig` (the
  * CLI's configuration path, every default kept) with the stand-in as
  * UPSTREAM_URL. Its demand-driven poller polls the `quote` feeds of both
  * markets once a second as soon as clients subscribe. Settings that differ
@@ -31,17 +31,25 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** The whole bridge, polling the stand-in. */
 export class BridgePollingPeer implements PollingPeer {
   private readonly dir = mkdtempSync(join(tmpdir(), 'krx-bench-e2e-'));
-  private readonly bridge: Bridge;
+  private readonly config: Config;
+  private bridgeStarted: Bridge | undefined;
 
   /** A bridge configured for `upstream`; nothing runs until `start`. */
   constructor(upstream: UpstreamTarget) {
     const env = { ...E2E_SETTINGS, UPSTREAM_URL: upstream.url, UPSTREAM_API_KEY: upstream.apiKey, DATA_DIR: this.dir };
-    this.bridge = new Bridge(loadConfig(env, []));
+    this.config = loadConfig(env, []);
+  }
+
+  /** The bridge, once started. */
+  private get bridge(): Bridge {
+    if (!this.bridgeStarted) throw new Error('the bridge is not started');
+    return this.bridgeStarted;
   }
 
   /** Starts the bridge; resolves once both markets' symbol lists are loaded. */
   async start(): Promise<number> {
-    const { port } = await this.bridge.start();
+    this.bridgeStarted = await createBridge(this.config);
+    const { port } = this.bridge.address;
     for (let i = 0; i < 200 && !LISTING_MARKETS.every((m) => this.bridge.symbols.loaded(m)); i++) await sleep(50);
     if (!LISTING_MARKETS.every((m) => this.bridge.symbols.loaded(m))) throw new Error('the bridge did not load the stand-in’s symbol lists');
     return port;
@@ -54,9 +62,9 @@ export class BridgePollingPeer implements PollingPeer {
    * their count.
    */
   async stats(): Promise<Record<string, number>> {
-    const g = this.bridge.gateway?.stats();
-    const out: Record<string, number> = { connections: g?.clients ?? 0, behind: g?.behind ?? 0, topics: g?.topics ?? 0, upstreamCalls: this.bridge.poller?.calls ?? 0 };
-    for (const m of LISTING_MARKETS) out[`cycles.${m}`] = this.bridge.poller?.feed('quote', m)?.cycles ?? 0;
+    const g = this.bridge.gateway.stats();
+    const out: Record<string, number> = { connections: g?.clients ?? 0, behind: g?.behind ?? 0, topics: g?.topics ?? 0, upstreamCalls: this.bridge.poller.calls ?? 0 };
+    for (const m of LISTING_MARKETS) out[`cycles.${m}`] = this.bridge.poller.feed('quote', m)?.cycles ?? 0;
     const { values } = await this.bridge.metrics.cycleTime.get();
     out.cycleSecondsSum = values.filter((v) => v.metricName?.endsWith('_sum')).reduce((a, v) => a + v.value, 0);
     out.cycleCount = values.filter((v) => v.metricName?.endsWith('_count')).reduce((a, v) => a + v.value, 0);

@@ -1,4 +1,5 @@
-import { Bridge } from '../bridge.js';
+import { bridgeLogger, createBridge, type Bridge } from '../bridge/bridge.js';
+import { Metrics } from '../metrics/metrics.js';
 import { ConfigError, SETTINGS, flagOf, loadConfig } from '../config/config.js';
 import { installProcessGuard } from '../guard.js';
 import { CliError, type CliIo } from './io.js';
@@ -43,33 +44,41 @@ export async function serve(argv: readonly string[], io: CliIo): Promise<number>
     if (err instanceof ConfigError) throw new CliError(err.message);
     throw err;
   }
-  const bridge = new Bridge(config);
-  installProcessGuard({ logger: bridge.logger, count: (kind) => bridge.metrics.processErrors.inc({ kind }), stop: () => bridge.stop() });
+  const logger = bridgeLogger(config);
+  const metrics = new Metrics();
+  let bridge: Bridge | undefined;
+  installProcessGuard({ logger, count: (kind) => metrics.processErrors.inc({ kind }), stop: () => bridge?.stop() ?? Promise.resolve() });
   const stop = (signal: string): Promise<number> => {
-    bridge.logger.info({ signal }, 'shutting down');
+    logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
-    return bridge.stop().then(
+    return bridge!.stop().then(
       () => 0,
       (err: unknown) => {
-        bridge.logger.error({ err }, 'shutdown failed');
+        logger.error({ err }, 'shutdown failed');
         return 1;
       },
     );
   };
-  const stopped = new Promise<number>((resolve) => {
-    process.once('SIGTERM', () => void stop('SIGTERM').then(resolve));
-    process.once('SIGINT', () => void stop('SIGINT').then(resolve));
-  });
+  let done: (code: number) => void = () => undefined;
+  const stopped = new Promise<number>((resolve) => (done = resolve));
+  // A signal during the start is acted on once the bridge is up (a half-started bridge has nothing to drain).
+  let signalled: string | undefined;
+  const onSignal = (signal: string): void => {
+    if (bridge) void stop(signal).then(done);
+    else signalled ??= signal;
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
   try {
-    await bridge.start();
+    bridge = await createBridge(config, { logger, metrics });
     // After the start: a SIGHUP during it would find no token file read yet.
-    process.on('SIGHUP', () => void bridge.reloadTokens());
+    process.on('SIGHUP', () => void bridge?.reloadTokens());
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const line = e.code === 'EADDRINUSE' ? `port ${config.PORT} is already in use (set PORT or --port)` : e.message;
-    await bridge.stop().catch(() => undefined);
     throw new CliError(`cannot start: ${line}`);
   }
+  if (signalled !== undefined) onSignal(signalled);
   return stopped;
 }

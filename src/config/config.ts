@@ -111,6 +111,10 @@ export const SETTINGS = {
     text: 'Buffered bytes above which a connection’s `get` replies are not written (it gets `rate_limited` for them) and new `get`s are refused until it reads.',
   },
   PERMESSAGE_DEFLATE: { schema: bool.default(false), text: 'Offer permessage-deflate compression.' },
+  WS_DIRECT_WRITE: {
+    schema: bool.default(true),
+    text: 'Write frames straight to the socket under ws (checked against its internals per connection); false: every frame through ws.send.',
+  },
   AUTH_TOKENS: { schema: csv.optional(), text: 'Comma-separated static client tokens. Unset (with no other auth): open access.' },
   AUTH_TOKENS_FILE: { schema: z.string().min(1).optional(), text: 'File of client tokens, one per line, optionally followed by JSON limits.' },
   AUTH_JWT_SECRET: { schema: z.string().min(16).optional(), text: 'HMAC secret for HS256 client JWTs (at least 16 characters).' },

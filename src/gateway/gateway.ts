@@ -400,6 +400,7 @@ export class Gateway {
     return {
       policy,
       sendOptions: { binary: false, compress },
+      directWrite: this.opts.directWrite ?? GATEWAY_DEFAULTS.directWrite,
       clock: this.clock,
       now: this.now,
       owed: (s, since) => owedSnapshots(this.store, this.index, this.clock, s, since),

@@ -77,6 +77,15 @@ export interface GatewayOptions {
   readonly maxConnections?: number;
   /** Use permessage-deflate when the client offers it; default false (its CPU and memory cost). */
   readonly perMessageDeflate?: boolean;
+  /**
+   * Write frames straight to the TCP socket under `ws` (its sender idle,
+   * one write per batch, the frame header built here), instead of through
+   * `ws.send`; default true. Relies on ws 8's internals, which frame.ts
+   * checks per connection (it falls back to `ws.send` where they differ);
+   * `ws` is pinned to an exact version and test/gateway/frame.test.ts holds
+   * the contract. Off: every frame goes through `ws.send`.
+   */
+  readonly directWrite?: boolean;
   /** Slow-consumer thresholds and frame size (slow.ts); defaults 32 KiB socket queue, close at 16 MiB or 30 s behind, frames of 16 KiB. */
   readonly slow?: Partial<SlowPolicy>;
   /** How often behind connections are re-checked (written to again once drained, or closed), ms; default 100. */
@@ -98,6 +107,7 @@ export const GATEWAY_DEFAULTS = {
   maxConnectionsPerIp: 100,
   maxConnections: 18_000,
   perMessageDeflate: false,
+  directWrite: true,
   slowCheckMs: 100,
   floodFactor: 3,
   closeTimeoutMs: 5_000,

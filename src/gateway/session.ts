@@ -24,6 +24,8 @@ export interface SessionHost {
   readonly policy: SlowPolicy;
   /** Options of every `ws.send` (text frames; compression per configuration). */
   readonly sendOptions: { readonly binary: false; readonly compress: boolean };
+  /** Whether frames may be written straight to the TCP socket when ws's internals allow it (GatewayOptions.directWrite). */
+  readonly directWrite: boolean;
   /** The change clock (clock.ts): the tick of the latest batch. */
   readonly clock: { readonly tick: number };
   now(): number;
@@ -114,7 +116,7 @@ export class Session implements Subscriber {
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
     this.lastSeen = now;
     this.socket = socketOf(ws);
-    this.out = { ws, direct: host.sendOptions.compress ? undefined : directSocket(ws), sendOptions: host.sendOptions };
+    this.out = { ws, direct: host.sendOptions.compress || !host.directWrite ? undefined : directSocket(ws), sendOptions: host.sendOptions };
   }
 
   /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */

@@ -20,7 +20,7 @@ describe('bridge channels against the simulator', () => {
 
   beforeAll(async () => {
     tb = await startBridge();
-    const up = tb.bridge.upstream!;
+    const up = tb.bridge.upstream;
     const call = up.call.bind(up);
     up.call = async (...args: Parameters<typeof call>) => {
       const r = await call(...args);

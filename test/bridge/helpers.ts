@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { request } from 'undici';
-import { Bridge, type BridgeOptions } from '../../src/bridge.js';
+import { createBridge, type Bridge, type BridgeOptions } from '../../src/bridge/bridge.js';
 import { defaultConfig, type Config } from '../../src/config/config.js';
 import { silentLogger } from '../../src/log.js';
 import { applyOps } from '../../src/protocol/patch.js';
@@ -23,8 +23,8 @@ export interface TestBridge {
 /** Starts a bridge on port 0 with the built-in simulator (clock open). */
 export async function startBridge(over: Partial<Config> = {}, opts: BridgeOptions = {}): Promise<TestBridge> {
   const config = defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over });
-  const bridge = new Bridge(config, { logger: silentLogger(), ...opts, simulator: { apiKey: SIM_KEY, ...opts.simulator } });
-  const addr = await bridge.start();
+  const bridge = await createBridge(config, { logger: silentLogger(), ...opts, simulator: { apiKey: SIM_KEY, ...opts.simulator } });
+  const addr = bridge.address;
   return { bridge, url: addr.url, wsUrl: addr.wsUrl };
 }
 

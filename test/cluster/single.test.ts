@@ -14,7 +14,7 @@ describe('single-process mode', () => {
 
   it('uses the in-process bus and reports no cluster', async () => {
     expect(tb.bridge.config.REDIS_URL).toBeUndefined();
-    expect(tb.bridge.cluster).toBeUndefined();
+    expect(tb.bridge.topology.kind).toBe('local');
     expect(tb.bridge.bus).toBeInstanceOf(LocalBus);
     const status = (await (await fetch(`${tb.url}/status`)).json()) as Record<string, unknown>;
     expect(status).not.toHaveProperty('cluster');

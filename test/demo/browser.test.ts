@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDemo, type BuiltFile } from '../../scripts/build-demo.js';
-import { Bridge } from '../../src/bridge.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { RESULTS_DIR, launchChromium } from './chromium.js';
 
@@ -35,8 +35,8 @@ function watch(p: Page): Page {
 beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-'));
   built = await buildDemo({ outDir, sourcemap: false });
-  bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off' }), { staticDir: outDir });
-  url = (await bridge.start()).url;
+  bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off' }), { staticDir: outDir });
+  url = bridge.address.url;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   watch(page);

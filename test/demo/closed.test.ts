@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { buildDemo } from '../../scripts/build-demo.js';
-import { Bridge } from '../../src/bridge.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { RESULTS_DIR, launchChromium } from './chromium.js';
 
@@ -43,11 +43,11 @@ beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-closed-'));
   await buildDemo({ outDir, sourcemap: false });
   // The simulator answers as it does any day; the bridge's clock decides what is open.
-  bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst' }), {
+  bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst' }), {
     staticDir: outDir,
     now: () => base + (Date.now() - start),
   });
-  ({ url } = await bridge.start());
+  ({ url } = bridge.address);
   browser = await launchChromium();
   // The session: the page subscribes, and the bridge polls the board and the book.
   const session = await openPage();

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildDemo } from '../../scripts/build-demo.js';
-import { Bridge } from '../../src/bridge.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
 import { KrxClient, type PriceRow } from '../../src/client/index.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { fmtInt, kstDate } from '../../src/demo/format.js';
@@ -33,11 +33,11 @@ beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-replay-'));
   dataDir = await mkdtemp(join(tmpdir(), 'krx-demo-data-'));
   await buildDemo({ outDir, sourcemap: false });
-  bridge = new Bridge(
+  bridge = await createBridge(
     defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'on', DATA_DIR: dataDir, NAMES_PER_DAY: 0 }),
     { staticDir: outDir },
   );
-  url = (await bridge.start()).url;
+  url = bridge.address.url;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on('pageerror', (e) => pageErrors.push(e.message));

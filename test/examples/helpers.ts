@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Bridge, type BridgeOptions } from '../../src/bridge.js';
+import { createBridge, type Bridge, type BridgeOptions } from '../../src/bridge/bridge.js';
 import { defaultConfig, type Config } from '../../src/config/config.js';
 
 /** Running the examples as a user does (`npx tsx examples/….ts`) against a bridge on port 0. */
@@ -10,8 +10,8 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Starts a bridge with its simulator on 127.0.0.1, port 0. */
 export async function startBridge(opts: BridgeOptions = {}, over: Partial<Config> = {}): Promise<{ bridge: Bridge; url: string; wsUrl: string }> {
-  const bridge = new Bridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over }), opts);
-  const addr = await bridge.start();
+  const bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over }), opts);
+  const addr = bridge.address;
   return { bridge, url: addr.url, wsUrl: addr.wsUrl };
 }
 

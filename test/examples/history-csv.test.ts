@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bridge } from '../../src/bridge.js';
+import type { Bridge } from '../../src/bridge/bridge.js';
 import { runExample, startBridge } from './helpers.js';
 
 /** examples/history-csv.ts against a bridge: a header and one row per trading day per code. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDemo } from '../../scripts/build-demo.js';
-import type { Bridge } from '../../src/bridge.js';
+import type { Bridge } from '../../src/bridge/bridge.js';
 import { launchChromium } from '../demo/chromium.js';
 import { startBridge } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bridge } from '../../src/bridge.js';
+import type { Bridge } from '../../src/bridge/bridge.js';
 import { runExample, startBridge } from './helpers.js';
 
 /** examples/move-bot.ts against a bridge: it logs moves above its threshold, and only those. */

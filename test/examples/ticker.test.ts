@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bridge } from '../../src/bridge.js';
+import type { Bridge } from '../../src/bridge/bridge.js';
 import { runExample, startBridge } from './helpers.js';
 
 /** examples/ticker.ts against a bridge, its output piped (not a terminal): whole tables with codes, names and prices. */

@@ -58,7 +58,7 @@ describe('lookup limits per client', () => {
     const [b] = await open(1, { Authorization: 'Bearer tok-b' });
     expect((await b!.request(historyGet(50))).type).toBe('result');
     // The refused requests were not counted against the share.
-    expect(tb.bridge.allowance!.used).toBe(11);
+    expect(tb.bridge.allowance.used).toBe(11);
   });
 });
 
@@ -89,7 +89,7 @@ describe('the reproductions, as an outsider tried them', () => {
     const replies = await Promise.all(conns.flatMap((c, i) => [0, 1, 2, 3, 4].map((j) => c.request({ ...historyGet(0), params: { period: 'D', from: '20250101', to: `202611${String(1 + ((i * 5 + j) % 28)).padStart(2, '0')}`, count: 1 + ((i * 5 + j) % 100) } }))));
     const results = replies.filter((r) => r.type === 'result').length;
     expect(results).toBeGreaterThan(0);
-    expect(tb.bridge.allowance!.used).toBeLessThanOrEqual(20);
+    expect(tb.bridge.allowance.used).toBeLessThanOrEqual(20);
     // Another address.
     const other = await new TestClient(tb.wsUrl, {}, '127.0.0.2').ready();
     clients.push(other);
@@ -125,7 +125,7 @@ describe('lookup accounting', () => {
       expect(((await r.body.json()) as { error: { code: string } }).error.code).toBe('invalid_code');
     }
     expect(tb.bridge.sim!.stats.snapshot().total).toBe(before);
-    expect(tb.bridge.allowance!.used).toBe(0);
+    expect(tb.bridge.allowance.used).toBe(0);
   });
 
   it('caches an answer that the request is not valid (negative caching)', async () => {
@@ -152,9 +152,9 @@ describe('lookup accounting', () => {
     const [c] = await open(1);
     tb.bridge.sim!.faults.set({ error: { rate: 1, match: '/master', status: [503] } });
     const before = upstreamCalls('v2.stocks.master');
-    const used = tb.bridge.allowance!.used;
+    const used = tb.bridge.allowance.used;
     expect(await c!.request({ op: 'get', resource: 'master', market: 'kospi', code: '000660' })).toMatchObject({ type: 'error', code: 'upstream_unavailable' });
     expect(upstreamCalls('v2.stocks.master') - before).toBe(3);
-    expect(tb.bridge.allowance!.used - used).toBe(3);
+    expect(tb.bridge.allowance.used - used).toBe(3);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Bridge } from '../../src/bridge.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/log.js';
 import type { ServerMsg, StatusMsg } from '../../src/protocol/messages.js';
@@ -218,8 +218,8 @@ describe('chaos: a few bad rows in an otherwise good snapshot', () => {
     const { url } = await sim.start();
     proxy = await startProxy(url);
     const config = defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, UPSTREAM_URL: proxy.url, UPSTREAM_API_KEY: SIM_KEY, MARKET_CLOCK: 'always' });
-    bridge = new Bridge(config, { logger: silentLogger() });
-    const addr = await bridge.start();
+    bridge = await createBridge(config, { logger: silentLogger() });
+    const addr = bridge.address;
     c = await new TestClient(addr.wsUrl).ready();
     await c.request({ op: 'subscribe', ...FEED, codes: ['005930', ...BAD] });
     await until(() => c.rows.size === 3, 10_000, 'snapshots');

@@ -234,7 +234,7 @@ describe('protocol fuzz against a live bridge', () => {
     c.ws.send(JSON.stringify({ op: 'ping', id: 'still' }));
     await until(() => c.msgs.some((m) => m.type === 'pong' && m.id === 'still'), 3000, 'pong');
     for (const x of open8) x.ws.close();
-    await until(() => tb.bridge.gateway!.clientCount === 0, 5000, 'all closed');
+    await until(() => tb.bridge.gateway.clientCount === 0, 5000, 'all closed');
     expect(await metric(tb.bridge.metrics, 'krx_connections_total', { outcome: 'too_many' })).toBe(20);
   });
 
@@ -242,13 +242,13 @@ describe('protocol fuzz against a live bridge', () => {
     const before = await metric(tb.bridge.metrics, 'krx_server_closes_total', { code: '4002' });
     const silent = await Promise.all(Array.from({ length: 5 }, () => rawClient(tb.wsUrl)));
     const alive = await open();
-    await until(() => tb.bridge.gateway!.clientCount === 6, 3000, 'connected');
+    await until(() => tb.bridge.gateway.clientCount === 6, 3000, 'connected');
     // Two silent heartbeat intervals later the server has cut them (the paused sockets do not see it).
-    await until(() => tb.bridge.gateway!.clientCount === 1, 6000, 'half-open peers dropped');
+    await until(() => tb.bridge.gateway.clientCount === 1, 6000, 'half-open peers dropped');
     expect(await metric(tb.bridge.metrics, 'krx_server_closes_total', { code: '4002' })).toBe(before + 5);
     for (const s of silent) s.socket.destroy();
     expect(alive.closed).toBeUndefined();
-    expect(tb.bridge.gateway!.clientCount).toBe(1);
+    expect(tb.bridge.gateway.clientCount).toBe(1);
     alive.ws.close();
   });
 

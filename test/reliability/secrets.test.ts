@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Bridge } from '../../src/bridge.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
 import { defaultConfig, type Config } from '../../src/config/config.js';
 import { createLogger } from '../../src/log.js';
 import { RESOURCES } from '../../src/protocol/constants.js';
@@ -101,7 +101,7 @@ async function underFault(c: TestClient, base: string, code: string, rec: Record
 
 /** Runs every path against a bridge and returns what was recorded. */
 async function exercise(bridge: Bridge, simOf: () => Simulator, log: MemoryLog): Promise<Recorded> {
-  const addr = await bridge.start();
+  const addr = bridge.address;
   const sim = simOf();
   const rec: Recorded = { frames: [], http: [], log };
   const c = await new TestClient(addr.wsUrl).ready();
@@ -155,7 +155,7 @@ describe('the upstream API key never leaves the bridge', () => {
   it.concurrent('built-in simulator, logger scrubbing the key: in no frame, response or log line', async () => {
     const log = new MemoryLog();
     const logger = createLogger({ level: 'debug', secrets: [KEY], destination: log });
-    const bridge = new Bridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
+    const bridge = await createBridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
     const rec = await exercise(bridge, () => bridge.sim!, log);
     expectNoKey(rec, [KEY]);
   }, 90_000);
@@ -163,7 +163,7 @@ describe('the upstream API key never leaves the bridge', () => {
   it.concurrent('built-in simulator, logger WITHOUT scrubbing: the key never reaches the logger', async () => {
     const log = new MemoryLog();
     const logger = createLogger({ level: 'debug', destination: log });
-    const bridge = new Bridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
+    const bridge = await createBridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
     const rec = await exercise(bridge, () => bridge.sim!, log);
     expectNoKey(rec, [KEY]);
   }, 90_000);
@@ -175,7 +175,7 @@ describe('the upstream API key never leaves the bridge', () => {
     const log = new MemoryLog();
     const logger = createLogger({ level: 'debug', destination: log });
     const config = defaultConfig({ ...base, UPSTREAM_URL: url, UPSTREAM_API_KEY: KEY, MARKET_CLOCK: 'always' });
-    const bridge = new Bridge(config, { logger, poller });
+    const bridge = await createBridge(config, { logger, poller });
     const rec = await exercise(bridge, () => sim, log);
     expectNoKey(rec, [KEY]);
   }, 90_000);

@@ -194,7 +194,7 @@ describe('slow consumers beside 200 normal clients', () => {
     watch = new ProcessWatch();
     tb = await startBridge({ MAX_CONNECTIONS_PER_IP: 1000, RING_SIZE: 4, ...SLOW });
     // The poller stays out of it: this feed is driven by the test alone.
-    tb.bridge.poller!.stop();
+    tb.bridge.poller.stop();
     await until(() => tb.bridge.symbols.loaded('kospi'), 10_000, 'symbols');
     const codes = tb.bridge.symbols.list('kospi').map((s) => s.code).slice(0, SYMBOLS);
     load = new Load(tb, codes);
@@ -254,7 +254,7 @@ describe('slow consumers beside 200 normal clients', () => {
         p99.with.push(...samples.windowP99s(b0, Date.now()));
         // ws cuts a socket that cannot take the close frame after closeTimeout; the test need not wait for it.
         slow.socket.destroy();
-        await until(() => tb.bridge.gateway!.clientCount === NORMAL, 5000, 'slow session gone');
+        await until(() => tb.bridge.gateway.clientCount === NORMAL, 5000, 'slow session gone');
       }
       // What the server holds for a slow client at its worst (as it is closed): live memory, load paused, with and without it.
       phase = 'without';
@@ -264,7 +264,7 @@ describe('slow consumers beside 200 normal clients', () => {
       await sleep(100);
       const held = await settledLiveBytes(gc);
       slow.socket.destroy();
-      await until(() => tb.bridge.gateway!.clientCount === NORMAL, 5000, 'slow session gone');
+      await until(() => tb.bridge.gateway.clientCount === NORMAL, 5000, 'slow session gone');
       await sleep(100);
       const retained = held - (await settledLiveBytes(gc));
       const owedIfKept = attachedAt.reduce((a, from) => a + (load.bytes - from), 0);
@@ -321,7 +321,7 @@ describe('slow consumers beside 200 normal clients', () => {
     const sessions = (tb.bridge.gateway as unknown as { sessions: Set<{ ws: WebSocket }> }).sessions;
     for (const sess of sessions) expect(sess.ws.bufferedAmount).toBeLessThanOrEqual(SLOW.SLOW_CLOSE_BYTES + listBytes);
     slow.socket.destroy();
-    await until(() => tb.bridge.gateway!.clientCount === NORMAL, 5000, 'slow session gone');
+    await until(() => tb.bridge.gateway.clientCount === NORMAL, 5000, 'slow session gone');
     for (const c of clients) expect(c.closed).toBeUndefined();
   }, 20_000);
 });
