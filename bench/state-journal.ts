@@ -16,7 +16,7 @@ const row = (i: number, t: number) => ({ isuSrtCd: String(100000 + i), isuKorAbb
 let rows = Array.from({ length: N }, (_, i) => row(i, 0));
 bus.publish(store.apply('quote', 'kospi', rows, 1));
 bus.publishStatus({ channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 });
-const times: number[] = []; let bytes0 = await j.diskBytes();
+const times: number[] = []; const bytes0 = await j.diskBytes();
 for (let t = 1; t <= 20; t++) {
   rows = rows.map((r, i) => (i % 3 === t % 3 ? row(i, t) : r));
   bus.publish(store.apply('quote', 'kospi', rows, 1000 * t));

@@ -50,7 +50,7 @@ export function wireTypes(): string {
       continue;
     }
     const node = checker.typeToTypeNode(checker.getDeclaredTypeOfSymbol(sym), file, ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.InTypeAlias | ts.NodeBuilderFlags.MultilineObjectLiterals)!;
-    bodies.set(sym.name, printer.printNode(ts.EmitHint.Unspecified, node, file).replace(/    /g, '  '));
+    bodies.set(sym.name, printer.printNode(ts.EmitHint.Unspecified, node, file).replace(/ {4}/g, '  '));
     out.push(`export type ${sym.name} = ${bodies.get(sym.name)};\n`);
   }
   // A named type printed inside another (PatchOp in PatchMsg) is written by its name.

@@ -119,8 +119,8 @@ export class Child {
   }
 }
 
-/** A child-side command handler. */
-export type Handler = (args: any) => unknown;
+/** A child-side command handler; each declares the arguments its command is sent with. */
+export type Handler = (args: never) => unknown;
 
 /**
  * Serves requests in a child: each command runs its handler and the
@@ -137,7 +137,8 @@ export function serve(handlers: Record<string, Handler>, onExit?: () => Promise<
     Promise.resolve()
       .then(() => {
         if (!h) throw new Error(`unknown command ${m.cmd}`);
-        return h(m.args);
+        // The orchestrator sends each command the arguments its handler declares.
+        return h(m.args as never);
       })
       .then(
         (value) => process.send?.({ id: m.id, ok: true, value }),

@@ -3,10 +3,10 @@ import { packageVersion } from '../version.js';
 import { runSimulator } from '../sim/run.js';
 import { SimEnv } from '../sim/env.js';
 import { flagOf } from '../config/config.js';
-import { get, GET_HELP } from './get.js';
+import { get } from './get.js';
 import { CliError, processIo, type CliIo } from './io.js';
 import { serve } from './serve.js';
-import { tail, TAIL_HELP } from './tail.js';
+import { tail } from './tail.js';
 
 /**
  * The `krx-bridge` command: `serve` (the default), `sim`, `tail`, `get`,

@@ -12,11 +12,8 @@ import type {
   ChannelRows,
   ClosePriceData,
   CloseNavData,
-  ForeignHistoryData,
-  HistoryData,
   HistoryRow,
   IndexData,
-  IntradayData,
   InvestorsData,
   ListsData,
   MasterData,
@@ -24,7 +21,6 @@ import type {
   ResourceData,
   SelectiveMasterData,
   SelectiveMasterField,
-  ShortSellData,
   TradeRankingData,
 } from './rows.js';
 import type { FeedSubscription } from './subscriptions.js';

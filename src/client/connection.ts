@@ -14,12 +14,13 @@ export interface WebSocketLike {
   readonly readyState: number;
   readonly bufferedAmount: number;
   binaryType?: string;
-  // Handlers take `any`: the DOM, undici and `ws` each declare their own
-  // event classes, and a narrower type would make their sockets unassignable.
+  /* eslint-disable @typescript-eslint/no-explicit-any -- the DOM, undici and `ws` each declare their
+     own event classes, and a narrower type would make their sockets unassignable. */
   onopen: ((ev: any) => unknown) | null;
   onmessage: ((ev: any) => unknown) | null;
   onclose: ((ev: any) => unknown) | null;
   onerror: ((ev: any) => unknown) | null;
+  /* eslint-enable @typescript-eslint/no-explicit-any */
   send(data: string): void;
   close(code?: number, reason?: string): void;
 }

@@ -10,7 +10,7 @@ import { EventEmitter } from 'eventemitter3';
 type Fn = (...args: unknown[]) => void;
 
 /** An emitter of the events in `E` (event name to listener type), with guarded listeners. */
-export abstract class GuardedEmitter<E extends { [K in keyof E]: (...args: any[]) => void }> {
+export abstract class GuardedEmitter<E extends { [K in keyof E]: (...args: never[]) => void }> {
   // Untyped inside: the typed surface is this class's methods, and every
   // listener stored is a guard of type Fn rather than the caller's E[K].
   private readonly ee = new EventEmitter<string>();

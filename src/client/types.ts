@@ -1,4 +1,4 @@
-import type { Channel, GET_MARKETS, Market } from '../protocol/constants.js';
+import type { Channel, GET_MARKETS } from '../protocol/constants.js';
 import type { StatusMsg, WelcomeMsg } from '../protocol/wire.js';
 import type { BackoffOptions } from './backoff.js';
 import type { WebSocketConstructor } from './connection.js';

@@ -311,6 +311,7 @@ export class Gateway {
 
   /** The listeners every connection's WebSocket gets (`this` is the WebSocket). */
   private wsListeners(): WsListeners {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- each listener's own `this` is the WebSocket it serves.
     const gw = this;
     return {
       message(this: WebSocket, data: RawData, isBinary: boolean): void {

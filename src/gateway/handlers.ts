@@ -4,7 +4,7 @@ import { WILDCARD } from '../protocol/constants.js';
 import type { GetMsg, ResyncMsg, SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
 import { feedOf, parseTopic, topicOf } from '../protocol/topics.js';
 import type { StateStore } from '../state/store.js';
-import { messageWithData, type LookupOptions, type OnDemand, type OnDemandResult } from '../upstream/cache.js';
+import { messageWithData, type OnDemand } from '../upstream/cache.js';
 import { upstreamWireError } from '../lookups/errors.js';
 import { wireError, type WireError } from '../protocol/errors.js';
 import { encode } from '../protocol/encode.js';

@@ -177,7 +177,10 @@ export class FakeServer {
         return this.subscribe(s, msg);
       case 'unsubscribe': {
         const f = s.feeds.get(feedOf(msg.channel as Channel, msg.market as Market));
-        for (const c of msg.codes) c === '*' ? f && (f.wildcard = false) : f?.codes.delete(c);
+        for (const c of msg.codes) {
+          if (c !== '*') f?.codes.delete(c);
+          else if (f) f.wildcard = false;
+        }
         return send(s.ws, { type: 'unsubscribed', id: msg.id, topics: msg.codes.map((c) => `${msg.channel}.${msg.market}.${c}`) });
       }
       case 'resync': {
@@ -207,7 +210,10 @@ export class FakeServer {
     const key = feedOf(channel, market);
     const f = s.feeds.get(key) ?? { wildcard: false, codes: new Set<string>() };
     s.feeds.set(key, f);
-    for (const c of msg.codes) c === '*' ? (f.wildcard = true) : f.codes.add(c);
+    for (const c of msg.codes) {
+      if (c === '*') f.wildcard = true;
+      else f.codes.add(c);
+    }
     const parts = [JSON.stringify({ type: 'subscribed', id: msg.id, topics: msg.codes.map((c) => topicOf(channel, market, c)) })];
     const entries = msg.codes.includes('*')
       ? [...this.store.entries(channel, market)]

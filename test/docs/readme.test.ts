@@ -22,6 +22,7 @@ const COVERED: Readonly<Record<string, string>> = {
   'npx krx-bridge tail price.kospi.005930 quote.kosdaq.*': 'test/cli/cli.test.ts',
   'npx krx-bridge get history kospi 005930 --count 3': 'test/package/pack.test.ts',
   'npx krx-bridge sim': 'test/package/pack.test.ts',
+  'npm run lint': '.ci/run',
   'npm run docs': 'test/config/docs.test.ts',
   'npm run bench': '.ci/run',
 };
@@ -36,6 +37,7 @@ const EVIDENCE: Readonly<Record<string, string>> = {
   'npx krx-bridge tail price.kospi.005930 quote.kosdaq.*': "'tail', 'price.kospi.005930', 'quote.kosdaq.*'",
   'npx krx-bridge get history kospi 005930 --count 3': "'krx-bridge', 'get', 'history', 'kospi', '005930', '--count', '3'",
   'npx krx-bridge sim': "'krx-bridge', 'sim', '--sim-port'",
+  'npm run lint': 'npm run lint',
   'npm run docs': 'settingsMarkdown',
   'npm run bench': 'npm run bench',
 };

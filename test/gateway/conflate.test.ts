@@ -173,7 +173,7 @@ describe('a connection behind', () => {
     const before = c.msgs.length;
     socketOf(c).resume();
     await eventually(() => hh.gateway.stats().behind === 0, 8000, 'caught up');
-    hh.tick('quote', 'kospi', wideRows(cs, ++t, 300));
+    hh.tick('quote', 'kospi', wideRows(cs, t + 1, 300));
     await c.request({ op: 'ping', id: 'live' }, 8000);
     const local = rebuild(c.msgs);
     expect(stale(hh, local, 'quote', mine.map((x) => `quote.kospi.${x}`))).toEqual([]);
@@ -238,7 +238,7 @@ describe('a compressed connection (permessage-deflate)', () => {
     expect(held).toBeLessThan(2 << 20);
     socketOf(c).resume();
     await eventually(() => hh.gateway.stats().behind === 0, 8000, 'caught up');
-    hh.tick('quote', 'kospi', wideRows(cs, ++t, 200));
+    hh.tick('quote', 'kospi', wideRows(cs, t + 1, 200));
     await c.request({ op: 'ping', id: 'live' }, 8000);
     expect(stale(hh, rebuild(c.msgs), 'quote')).toEqual([]);
     c.close();

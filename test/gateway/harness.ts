@@ -120,6 +120,7 @@ export async function startHarness(
 }
 
 /** A server message as a plain object. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read each message by the shape its type implies.
 export type Msg = Record<string, any>;
 
 /** A test client: records every message (batches flattened) and frame. */

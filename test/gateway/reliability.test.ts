@@ -102,7 +102,7 @@ describe('slow consumers', () => {
     socketOf(c).resume();
     // Conflation turned the missed patches into one snapshot per dirty topic.
     await c.wait(() => c.of('snapshot').length >= snapshotsBefore + 1000, 8000);
-    hh.tick('quote', 'kospi', wideRows(cs, ++t));
+    hh.tick('quote', 'kospi', wideRows(cs, t + 1));
     await c.request({ op: 'ping', id: 'end' }, 8000);
     const local = rebuild(c.msgs);
     for (const code of ['000001', '000500', '001000']) {

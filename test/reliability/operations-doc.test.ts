@@ -1,5 +1,4 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ClusterMetrics } from '../../src/cluster/metrics.js';
 import { SETTINGS, defaultConfig } from '../../src/config/config.js';
