@@ -3,27 +3,28 @@
 
 /**
  * The server's layers from the lowest up; each may import only itself and the layers before it. A layer is a folder under
- * src/ or a single module (src/log.ts); names that do not exist yet (access/, lookups/, topology/, replay/, bridge/) take
- * their place as soon as they do. The public entry, src/index.ts, sits at the top with the command line.
+ * src/ or a single module (src/log.ts). docs/ARCHITECTURE.md describes each. The public entry, src/index.ts, sits at the
+ * top with the command line.
  */
 const LAYERS = [
   ['protocol', ['protocol/']],
   ['market', ['market/']],
-  ['base', ['config/', 'log/', 'metrics/', 'log.ts', 'guard.ts', 'version.ts']],
+  ['base', ['config/', 'metrics/', 'log.ts', 'guard.ts', 'version.ts']],
   ['upstream', ['upstream/']],
   ['sim', ['sim/']],
-  ['poller', ['poller/']],
   ['state', ['state/']],
   ['bus', ['bus/']],
+  ['poller', ['poller/']],
   ['persist', ['persist/']],
-  ['recorder', ['recorder/', 'replay/']],
+  ['recorder', ['recorder/']],
   ['cluster', ['cluster/']],
   ['topology', ['topology/']],
   ['access', ['access/']],
   ['lookups', ['lookups/']],
   ['gateway', ['gateway/']],
+  ['replay', ['replay/']],
   ['http', ['http/']],
-  ['bridge', ['bridge/', 'bridge.ts']],
+  ['bridge', ['bridge/']],
   ['cli', ['cli/', 'cli.ts', 'index.ts']],
 ];
 

@@ -4,6 +4,7 @@ import type { FeedStatus } from '../bus/bus.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Demand } from '../poller/demand.js';
+import type { PollerHandle } from '../poller/poller.js';
 import { StateStore } from '../state/store.js';
 import type { Budget } from '../upstream/budget.js';
 import { Backplane } from './backplane.js';
@@ -55,12 +56,6 @@ export interface ClusterNodeOptions {
   readonly logger: Logger;
   /** Clock, ms epoch; default Date.now. */
   readonly now?: () => number;
-}
-
-/** What the node uses of the poller. */
-export interface PollerHandle {
-  wakeAll(): void;
-  statuses(): FeedStatus[];
 }
 
 /** Cluster facts for `/status`. */

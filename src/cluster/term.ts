@@ -7,7 +7,7 @@ import type { ClusterDemand } from './demand.js';
 import type { ClusterKeys } from './keys.js';
 import type { Leadership } from './leadership.js';
 import type { Mirror } from './mirror.js';
-import type { PollerHandle } from './node.js';
+import type { PollerHandle } from '../poller/poller.js';
 import { loadShared } from './writer.js';
 
 /**

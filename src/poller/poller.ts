@@ -47,6 +47,12 @@ export interface PollerOptions {
   readonly lastRefresh?: (channel: Channel, market: Market) => number | undefined;
 }
 
+/** What a topology uses of the poller: waking its feeds (a new cluster leader), and their states. */
+export interface PollerHandle {
+  wakeAll(): void;
+  statuses(): FeedStatus[];
+}
+
 /** The set of feeds and their shared pacing. */
 export class Poller {
   private readonly feeds = new Map<string, Feed>();

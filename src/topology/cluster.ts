@@ -1,5 +1,6 @@
 import type { FeedStatus } from '../bus/bus.js';
-import { ClusterNode, type ClusterNodeOptions, type PollerHandle } from '../cluster/node.js';
+import { ClusterNode, type ClusterNodeOptions } from '../cluster/node.js';
+import { type PollerHandle } from '../poller/poller.js';
 import { Demand } from '../poller/demand.js';
 import { StateStore } from '../state/store.js';
 import type { Topology } from './topology.js';

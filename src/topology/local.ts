@@ -1,5 +1,5 @@
 import { LocalBus, type FeedStatus } from '../bus/bus.js';
-import type { PollerHandle } from '../cluster/node.js';
+import type { PollerHandle } from '../poller/poller.js';
 import type { Logger } from '../log.js';
 import { loadState } from '../persist/load.js';
 import { restoreInto } from '../persist/restore.js';

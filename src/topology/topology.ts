@@ -1,5 +1,5 @@
 import type { Bus, FeedStatus } from '../bus/bus.js';
-import type { PollerHandle } from '../cluster/node.js';
+import type { PollerHandle } from '../poller/poller.js';
 import type { LoadedState } from '../persist/load.js';
 import type { Demand, DemandView } from '../poller/demand.js';
 import type { StateStore } from '../state/store.js';

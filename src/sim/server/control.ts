@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { timeNumber } from '../calendar.js';
-import type { Simulator } from '../simulator.js';
+import type { SimClock } from '../clock.js';
+import type { Market } from '../market/market.js';
+import type { DailyBudget } from './budget.js';
+import type { FaultSwitch } from './faults.js';
+import type { Stats } from './stats.js';
 import { readJson, sendJson } from './http.js';
 
 /**
@@ -15,8 +19,22 @@ export const CONTROL_PREFIX = '/_sim/';
 
 const BudgetBody = z.object({ remaining: z.number().int().min(0) }).strict();
 
+/** What the control routes drive of the simulator (the `Simulator` provides it). */
+export interface ControlTarget {
+  readonly clock: SimClock;
+  readonly market: Market;
+  readonly faults: FaultSwitch;
+  readonly stats: Stats;
+  readonly budget: DailyBudget;
+  readonly paused: boolean;
+  pause(): void;
+  resume(): void;
+  tick(): void;
+  truth(code: string): Record<string, unknown> | undefined;
+}
+
 /** Handles a control request; the caller routes every `/_sim/` path here. */
-export async function handleControl(sim: Simulator, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+export async function handleControl(sim: ControlTarget, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
   const route = `${req.method ?? 'GET'} ${pathname.slice(CONTROL_PREFIX.length - 1)}`;
   try {
     const body = req.method === 'PUT' || req.method === 'POST' ? await readJson(req) : undefined;
@@ -29,7 +47,7 @@ export async function handleControl(sim: Simulator, req: IncomingMessage, res: S
   }
 }
 
-function dispatch(sim: Simulator, route: string, body: unknown): unknown {
+function dispatch(sim: ControlTarget, route: string, body: unknown): unknown {
   const truth = /^GET \/truth\/(\w+)$/.exec(route);
   if (truth) return sim.truth(truth[1]!) ?? { error: 'unknown code' };
   switch (route) {
@@ -67,7 +85,7 @@ function dispatch(sim: Simulator, route: string, body: unknown): unknown {
   }
 }
 
-function health(sim: Simulator): Record<string, unknown> {
+function health(sim: ControlTarget): Record<string, unknown> {
   const m = sim.market;
   return {
     ok: true,
