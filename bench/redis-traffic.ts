@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import WebSocket from 'ws';
-import { createBridge, type Bridge } from '../src/bridge/bridge.js';
+import { createBridge } from '../src/bridge/bridge.js';
 import { loadConfig } from '../src/config/config.js';
 import { StandIn } from './upstream/standin.js';
 

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
+import { createBridge } from '../../src/bridge/bridge.js';
 import { defaultConfig } from '../../src/config/config.js';
 import { CATALOGUE } from '../../src/upstream/catalogue.js';
 import type { Feed } from '../../src/poller/feed.js';

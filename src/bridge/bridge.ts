@@ -245,7 +245,6 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       auth,
     };
     const startedAt = now();
-    let bridge: Bridge | undefined;
     const staticDir = opts.staticDir ?? defaultStaticDir();
     server.on(
       'request',
@@ -256,7 +255,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
         lookups,
         ...(recording ? { recordings: recording.source } : {}),
         ready: () => MARKETS.every((m) => symbols.loaded(m)),
-        status: () => bridge!.status(),
+        status: () => statusBody(parts, startedAt, now),
         gateway,
         ...(auth ? { auth } : {}),
         ...(staticDir ? { staticDir } : {}),
@@ -285,7 +284,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
     const symbolCache = new OnDemandCache({ caller: { call: (id, p) => up.client.call(id, p) }, now, sessions, ...shared });
     const loader = new SymbolLoader({ symbols, cache: symbolCache, families, logger, now });
     const names = config.NAMES_PER_DAY > 0 ? englishNames(config, symbols, cache, topology.demand, families, logger, now) : undefined;
-    bridge = new Bridge(parts, address, up.origin, startedAt, loader, names);
+    const bridge = new Bridge(parts, address, up.origin, startedAt, now, loader, names);
     poller.start();
     loader.start();
     names?.start();
@@ -330,6 +329,7 @@ export class Bridge implements BridgeParts {
     /** Origin of the upstream in use (the simulator's loopback URL when simulated); never shown to clients. */
     readonly upstreamOrigin: string,
     private readonly startedAt: number,
+    private readonly now: () => number,
     private readonly loader: SymbolLoader,
     private readonly names: EnglishNames | undefined,
   ) {
@@ -403,26 +403,8 @@ export class Bridge implements BridgeParts {
   }
 
   /** The body of `/status`: upstream, budget, feeds, symbols (never the API key, nor the upstream's address). */
-  async status(): Promise<Record<string, unknown>> {
-    const b = this.budget.snapshot();
-    const families = { kospi: this.config.KOSPI_FAMILY, kosdaq: this.config.KOSDAQ_FAMILY };
-    const cluster = this.topology.info();
-    return {
-      version: packageVersion(),
-      epoch: this.store.epoch,
-      uptimeS: Math.round((Date.now() - this.startedAt) / 1000),
-      upstream: { simulated: this.sim !== undefined, families, calls: this.poller.calls },
-      budget: { ...b, onDemand: { used: this.allowance.used, cap: this.allowance.cap } },
-      feeds: this.topology.statuses().map((s) => {
-        const f = this.poller.feed(s.channel, s.market);
-        return { ...s, calls: f?.calls ?? 0, lastOkTs: f?.lastOkTs ?? null };
-      }),
-      symbols: Object.fromEntries(MARKETS.map((m) => [m, this.symbols.list(m).length])),
-      topicsHeld: this.store.size,
-      ...(this.journal ? { state: { ...this.journal.info(), restored: restoredInfo(this.topology.restored) } } : {}),
-      ...(this.recorder ? { recorder: await this.recorder.info() } : {}),
-      ...(cluster ? { cluster } : {}),
-    };
+  status(): Promise<Record<string, unknown>> {
+    return statusBody(this, this.startedAt, this.now);
   }
 
   private async shutdown(): Promise<void> {
@@ -443,6 +425,29 @@ export class Bridge implements BridgeParts {
     await this.sim?.stop();
     this.logger.info('krx-bridge stopped');
   }
+}
+
+/** The body of `/status` of a bridge's parts: upstream, budget, feeds, symbols (never the API key, nor the upstream's address). */
+async function statusBody(p: BridgeParts, startedAt: number, now: () => number): Promise<Record<string, unknown>> {
+  const b = p.budget.snapshot();
+  const families = { kospi: p.config.KOSPI_FAMILY, kosdaq: p.config.KOSDAQ_FAMILY };
+  const cluster = p.topology.info();
+  return {
+    version: packageVersion(),
+    epoch: p.topology.store.epoch,
+    uptimeS: Math.round((now() - startedAt) / 1000),
+    upstream: { simulated: p.sim !== undefined, families, calls: p.poller.calls },
+    budget: { ...b, onDemand: { used: p.allowance.used, cap: p.allowance.cap } },
+    feeds: p.topology.statuses().map((s) => {
+      const f = p.poller.feed(s.channel, s.market);
+      return { ...s, calls: f?.calls ?? 0, lastOkTs: f?.lastOkTs ?? null };
+    }),
+    symbols: Object.fromEntries(MARKETS.map((m) => [m, p.symbols.list(m).length])),
+    topicsHeld: p.topology.store.size,
+    ...(p.journal ? { state: { ...p.journal.info(), restored: restoredInfo(p.topology.restored) } } : {}),
+    ...(p.recorder ? { recorder: await p.recorder.info() } : {}),
+    ...(cluster ? { cluster } : {}),
+  };
 }
 
 /** Fills in English names for `/symbols` from master data, in the background (state/names.ts), for the codes clients subscribe to. */
