@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalJson, crc32 } from '../../src/protocol/crc32.js';
@@ -45,26 +46,26 @@ describe('store frames', () => {
           const e = store.entry('quote', 'kospi', 'A00001')!;
           const crc = crc32(canonicalJson(row));
           if (prev === undefined) {
-            expect(events).toHaveLength(1);
-            expect(events[0]!.frame).toBe(encode({ type: 'snapshot', topic: 'quote.kospi.A00001', seq: 1, ts, data: row, crc }));
+            assert.equal(events.length, 1);
+            assert.equal(events[0]!.frame, encode({ type: 'snapshot', topic: 'quote.kospi.A00001', seq: 1, ts, data: row, crc }));
           } else {
             const ops = diffRows(prev, row);
             if (ops.length === 0) {
-              expect(events).toHaveLength(0);
+              assert.equal(events.length, 0);
               continue;
             }
-            expect(events).toHaveLength(1);
+            assert.equal(events.length, 1);
             const ev = events[0]!;
-            expect(ev.frame).toBe(encode({ type: 'patch', topic: 'quote.kospi.A00001', seq: seq + 1, ts, ops, crc }));
-            expect(JSON.stringify(ev.ops)).toBe(JSON.stringify(ops));
-            expect(ev.crc).toBe(crc);
-            expect(ev.bytes).toEqual(Buffer.from(ev.frame));
-            expect(ev.bytes).toBe(ev.bytes);
+            assert.equal(ev.frame, encode({ type: 'patch', topic: 'quote.kospi.A00001', seq: seq + 1, ts, ops, crc }));
+            assert.equal(JSON.stringify(ev.ops), JSON.stringify(ops));
+            assert.equal(ev.crc, crc);
+            assert.deepEqual(ev.bytes, Buffer.from(ev.frame));
+            assert.equal(ev.bytes, ev.bytes);
           }
           seq++;
           prev = row;
-          expect(e.crc).toBe(crc);
-          expect(store.snapshot(e)).toBe(encode({ type: 'snapshot', topic: 'quote.kospi.A00001', seq, ts, data: row, crc }));
+          assert.equal(e.crc, crc);
+          assert.equal(store.snapshot(e), encode({ type: 'snapshot', topic: 'quote.kospi.A00001', seq, ts, data: row, crc }));
         }
       }),
       { numRuns: 1500 },
