@@ -3,7 +3,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Row } from '../../src/upstream/normalise.js';
-import { Client, codes, counter, eventually, row, sleep, startHarness, type Harness, type Msg } from './harness.js';
+import { Client, codes, counter, eventually, row, startHarness, type Harness, type Msg } from './harness.js';
 
 const { applyPatch, deepClone } = fastJsonPatch;
 
@@ -191,24 +191,30 @@ describe('inbound limits', () => {
   });
 
   it('messages over the rate but under the flood bound are refused and the connection stays', async () => {
-    h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
+    // The gateway's clock, moved by hand: the bucket refills without waiting for it.
+    let now = Date.now();
+    h = await startHarness({ limits: { maxMessagesPerSecond: 10 }, now: () => now });
     const c = await Client.connect(h.url);
     for (let i = 0; i < 25; i++) c.send({ op: 'ping', id: i });
     await c.wait(() => c.of('pong').length + c.of('error').length === 25);
     expect(c.of('error').every((m) => m.code === 'rate_limited')).toBe(true);
     expect(c.of('error').length).toBe(5);
-    await sleep(300);
+    now += 300;
     expect((await c.request({ op: 'ping', id: 'later' })).type).toBe('pong');
     c.close();
   });
 
   it('a client that keeps passing the rate (below the flood bound) is closed with 1008', async () => {
-    h = await startHarness({ limits: { maxMessagesPerSecond: 2 } });
+    // The gateway's clock, moved by hand: a second goes by between bursts without waiting for it.
+    let now = Date.now();
+    h = await startHarness({ limits: { maxMessagesPerSecond: 2 }, now: () => now });
     const c = await Client.connect(h.url);
     let sent = 0;
     while (!c.closed && sent < 60) {
       for (let i = 0; i < 6; i++) c.send({ op: 'ping', id: sent++ });
-      await sleep(1050);
+      // Every ping answered (a pong or a refusal), or the connection closed.
+      await c.wait(() => c.closed ?? c.of('pong').length + c.of('error').length === sent, 3000, 'the burst answered');
+      now += 1050;
     }
     expect(c.closed?.code).toBe(1008);
     // 5 × 2 refusals within 10 s: closed after a few seconds, not at the first refusal.
@@ -261,7 +267,7 @@ describe('connections', () => {
     expect(JSON.parse(r.body).error.code).toBe('too_many_connections');
     a.close();
     await a.closedWith();
-    await sleep(50);
+    await eventually(() => h!.gateway.clientCount === 1, 3000, 'the server to let the first connection go');
     const c = await Client.connect(h.url);
     expect(await counter(h.metrics, 'krx_connections_total', { outcome: 'too_many' })).toBe(1);
     b.close();
@@ -278,10 +284,14 @@ describe('connections', () => {
     h = await startHarness({ heartbeatMs: 100 });
     const silent = await Client.connect(h.url, { autoPong: false });
     const alive = await Client.connect(h.url);
+    let pings = 0;
+    alive.ws.on('ping', () => pings++);
     const closed = await silent.closedWith(2000);
     expect(closed.code).toBe(1006);
     expect(await counter(h.metrics, 'krx_server_closes_total', { code: '4002' })).toBe(1);
-    await sleep(400);
+    // Three more heartbeats: a server that dropped peers that do answer would have dropped this one by then.
+    const seen = pings;
+    await alive.wait(() => alive.closed ?? pings >= seen + 3, 3000, 'three more heartbeats');
     expect(alive.closed).toBeUndefined();
     expect((await alive.request({ op: 'ping', id: 1 })).type).toBe('pong');
     alive.close();
