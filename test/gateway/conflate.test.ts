@@ -122,7 +122,7 @@ describe('a connection behind', () => {
     await eventually(() => hh.gateway.stats().behind === 1, 3000, 'behind');
     hh.tick('quote', 'kospi', wideRows(cs, 1, 1000));
     c.send({ op: 'unsubscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['*'] });
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually(async () => (await counter(hh.metrics, 'krx_messages_in_total', { op: 'unsubscribe' })) === 1, 3000, 'the unsubscribe handled');
     socketOf(c).resume();
     await c.request({ op: 'ping', id: 'end' }, 8000);
     const at = c.msgs.findIndex((m) => m.type === 'unsubscribed');
@@ -223,6 +223,7 @@ describe('a compressed connection (permessage-deflate)', () => {
     let t = 0;
     let held = 0;
     const session = [...(hh.gateway as unknown as { sessions: Set<Session> }).sessions][0]!;
+    // Ticks a few ms apart, as a feed's come (not all in one turn), the socket's queue sampled between them.
     for (; t < 400 && hh.gateway.stats().behind === 0; ) {
       hh.tick('quote', 'kospi', wideRows(cs, ++t, 200));
       await new Promise((r) => setTimeout(r, 5));

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ResultMsg } from '../../src/protocol/messages.js';
-import { Client, sleep, startHarness, type Harness } from './harness.js';
+import { Client, startHarness, type Harness } from './harness.js';
 
 /** The fake upstream key: it must never reach a client. */
 const FAKE_KEY = 'FAKE-API-KEY-7c1e9d';
@@ -74,8 +74,10 @@ describe('get', () => {
   });
 
   it('does not block the socket: replies arrive as lookups complete, matched by id', async () => {
+    // Each lookup completes when the test lets it: the second asked first, the first once the second was answered.
+    const gates = new Map<unknown, () => void>();
     h.onDemand.respond = async (_id, params) => {
-      await sleep(params.issuecode === '000001' ? 300 : 10);
+      await new Promise<void>((r) => gates.set(params.issuecode, r));
       return { data: { code: params.issuecode }, receivedAt: 1, cached: false };
     };
     const c = await Client.connect(h.url);
@@ -83,6 +85,10 @@ describe('get', () => {
     c.send({ op: 'get', id: 'fast', resource: 'master', market: 'kospi', code: '000002' });
     const pong = await c.request({ op: 'ping', id: 'p' });
     expect(pong.type).toBe('pong');
+    await c.wait(() => gates.size === 2, 3000, 'both lookups asked');
+    gates.get('000002')!();
+    await c.until((m) => m.id === 'fast');
+    gates.get('000001')!();
     await c.until((m) => m.id === 'slow');
     const order = c.msgs.filter((m) => m.type === 'result' || m.type === 'pong').map((m) => m.id);
     expect(order).toEqual(['p', 'fast', 'slow']);
