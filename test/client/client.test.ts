@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import type { Backoff } from '../../src/client/backoff.js';
 import { KrxClient, type Change, type ConnectionState, type KrxClientOptions, type KrxError } from '../../src/client/index.js';
 import { FakeServer } from './fake-server.js';
 import { QuoteMarket, codes, sleep, waitFor } from './helpers.js';
@@ -104,9 +105,13 @@ describe('KrxClient against a protocol-v1 server', () => {
     }
     await waitFor(() => c.state === 'open', 'reopened');
     await waitFor(() => s.received.filter((r) => r.session > firstSession).length >= 3, 'resubscribes');
-    await sleep(50);
+    // Two round trips: what the client sent in the restore, and in answer to what came back, is in before the second ping.
+    await c.ping();
+    await c.ping();
+    const after = s.received.filter((r) => r.session > firstSession);
+    expect(after.filter((r) => r.msg.op === 'ping')).toHaveLength(2);
     // One subscribe per feed, nothing else, all within one burst.
-    const subs = s.received.filter((r) => r.session > firstSession);
+    const subs = after.filter((r) => r.msg.op !== 'ping');
     expect(subs.map((r) => r.msg.op)).toEqual(['subscribe', 'subscribe', 'subscribe']);
     expect(Math.max(...subs.map((r) => r.at)) - Math.min(...subs.map((r) => r.at))).toBeLessThan(50);
     for (const { msg } of subs) {
@@ -369,7 +374,8 @@ describe('KrxClient against a protocol-v1 server', () => {
     expect(await pending).toMatchObject({ code: 'closed' });
     expect(c.state).toBe('closed');
     expect(states).toEqual(['closed']);
-    await sleep(150);
+    // A window, not a wait: a client that went on would be back within its first retry delay (5 ms here).
+    await sleep(100);
     expect(s.connections).toBe(1);
     await expect(c.ping()).rejects.toMatchObject({ code: 'closed' });
     await expect(c.subscribe('quote', 'kospi', '005930')).rejects.toMatchObject({ code: 'closed' });
@@ -381,7 +387,8 @@ describe('KrxClient against a protocol-v1 server', () => {
     s.terminateAll();
     await waitFor(() => c.state === 'reconnecting', 'reconnecting');
     await c.close();
-    await sleep(200);
+    // A window, not a wait: the retry timer would have fired by now (99 ms after the cut).
+    await sleep(150);
     expect(s.connections).toBe(1);
   });
 
@@ -426,14 +433,15 @@ describe('KrxClient against a protocol-v1 server', () => {
     // 40·2^4 = 640 → 480 ms; at once again: the cap, 2000 → 1500 ms; after a stable spell: 480 ms again.
     expect(await gap()).toBeGreaterThanOrEqual(470);
     expect(await gap()).toBeGreaterThanOrEqual(1490);
-    await sleep(400);
+    // Stable for stableAfterMs: the client's backoff starts over (nothing outside the client shows it).
+    await waitFor(() => (c as unknown as { backoff: Backoff }).backoff.attempt === 0, 'a stable connection', 2000);
     expect(await gap()).toBeLessThan(1200);
   });
 
   it('drops a connection that went silent (heartbeat) and reconnects', async () => {
     const { s, c } = await setup({}, { heartbeatMs: 100 });
+    // A window, not a wait: quiet for more than two heartbeats, alive because the client's pings keep it open.
     await sleep(250);
-    // Quiet but alive: the client's pings keep it open.
     expect(s.connections).toBe(1);
     expect(s.ops('ping').length).toBeGreaterThan(0);
     s.responsive = false;
