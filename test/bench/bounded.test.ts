@@ -9,7 +9,8 @@ describe('bounded', () => {
     await bounded([1, 2, 3, 4, 5, 6, 7], 3, async (i) => {
       inFlight++;
       most = Math.max(most, inFlight);
-      await new Promise((r) => setTimeout(r, 5));
+      // Yield, so the others start while this one is in flight.
+      await new Promise((r) => setImmediate(r));
       done.push(i);
       inFlight--;
     });
