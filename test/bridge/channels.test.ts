@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metric } from '../reliability/helpers.js';
-import { connect, freeze, sleep, startBridge, truth, until, type TestBridge, type TestClient } from './helpers.js';
+import { connect, freeze, startBridge, truth, until, type TestBridge, type TestClient } from './helpers.js';
 
 /**
  * Component test: a real bridge on port 0 against its simulator. Every
@@ -58,7 +58,8 @@ describe('bridge channels against the simulator', () => {
     const w = await wild.request({ op: 'subscribe', channel: 'quote', market: 'kosdaq', codes: ['*'] });
     expect(w).toMatchObject({ type: 'subscribed', topics: ['quote.kosdaq.*'] });
 
-    await sleep(10_500);
+    // Ten seconds of ticks: every feed polled about ten times, and patches on the explicit topics.
+    await until(() => lists.calls > 50 && c.ofType('patch').length > 20, 20_000, 'ten seconds of polls');
     await freeze(tb);
     try {
       const expectTopics = subs.flatMap(([ch, m, codes]) => codes.map((x) => `${ch}.${m}.${x}`));
@@ -104,7 +105,9 @@ describe('bridge channels against the simulator', () => {
     const r = await c.request({ op: 'unsubscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
     expect(r).toMatchObject({ type: 'unsubscribed', topics: ['quote.kospi.005930'] });
     const mark = c.messages.length;
-    await sleep(2500);
+    // Two polls of the feed after the unsubscribe (the other codes' patches of each carry its ts): 005930 would be in them.
+    const polls = () => new Set(c.messages.slice(mark).flatMap((m) => (m.type === 'patch' && m.topic.startsWith('quote.kospi.') ? [m.ts] : [])));
+    await until(() => polls().size >= 2, 8000, 'two polls of quote.kospi');
     const later = c.messages.slice(mark).filter((m) => 'topic' in m && m.topic === 'quote.kospi.005930');
     expect(later).toEqual([]);
     // The other topics keep flowing.

@@ -32,6 +32,7 @@ describe('bridge under upstream faults', () => {
     await until(() => states().includes('rate_limited'), 5000, 'rate_limited');
     sim.faults.set({});
     const calls = sim.stats.snapshot().total;
+    // A window, not a wait: a poller that went on would call within its 1 s interval.
     await sleep(1500);
     // Nothing is called before the reset, not even with the fault cleared.
     expect(sim.stats.snapshot().total).toBe(calls);

@@ -68,12 +68,12 @@ export function cycleGaps(cycles: readonly PollCycle[]): number[] {
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until `pred` is true (polling), or fails after `timeoutMs`. */
-export async function until(pred: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+/** Waits until `pred` (sync or async) is true, asking every `everyMs` (default 20), or fails after `timeoutMs`. */
+export async function until(pred: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition', everyMs = 20): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!pred()) {
+  while (!(await pred())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
+    await sleep(everyMs);
   }
 }
 
@@ -176,8 +176,24 @@ export async function truth(tb: TestBridge, endpointId: string, params: Record<s
   return new Map(rows.map((r) => [String(r.isuSrtCd ?? params.issuecode), r]));
 }
 
-/** Freezes the simulator's market and waits until the bridge has polled the frozen state. */
-export async function freeze(tb: TestBridge, settleMs = 2500): Promise<void> {
+/**
+ * Freezes the simulator's market and waits until the bridge has polled the
+ * frozen state: every live feed has had two answers since (the second was
+ * asked for after the first arrived, so after the pause) and published them.
+ */
+export async function freeze(tb: TestBridge): Promise<void> {
   tb.bridge.sim!.pause();
-  await sleep(settleMs);
+  const poller = tb.bridge.poller!;
+  const feeds = poller
+    .statuses()
+    .filter((s) => s.state === 'live' && tb.bridge.demand.active(s.channel, s.market))
+    .map((s) => poller.feed(s.channel, s.market)!);
+  const answers = feeds.map((f) => [f.lastOkTs]);
+  const polledTwice = () =>
+    feeds.every((f, i) => {
+      const seen = answers[i]!;
+      if (seen.at(-1) !== f.lastOkTs) seen.push(f.lastOkTs);
+      return seen.length >= 3;
+    });
+  await until(polledTwice, 15_000, 'two polls of the frozen market');
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestClient, connect, freeze, sleep, startBridge, truth, until, type TestBridge } from './helpers.js';
+import { TestClient, connect, freeze, startBridge, truth, until, type TestBridge } from './helpers.js';
 
 /** Resume after a reconnect: the missed patches from the replay ring, or a snapshot when they are gone. */
 describe('bridge resume', () => {
@@ -37,7 +37,8 @@ describe('bridge resume', () => {
   it('within the ring: exactly the missed patches, no snapshot, no loss', async () => {
     const a = await session();
     a.close();
-    await sleep(1100);
+    // The feed moves on while the client is away, by less than the ring holds.
+    await until(() => (keeper.seqs.get(topic) ?? 0) > a.seqs.get(topic)!, 8000, 'a patch missed');
     const b = await resume(a);
     await until(() => b.ofType('patch').length > 0, 5000, 'resumed patches');
     expect(b.ofType('snapshot')).toEqual([]);
@@ -56,7 +57,8 @@ describe('bridge resume', () => {
   it('beyond the ring: a fresh snapshot', async () => {
     const a = await session();
     a.close();
-    await sleep(7000);
+    // More patches than the ring holds (RING_SIZE 4) go by while the client is away.
+    await until(() => (keeper.seqs.get(topic) ?? 0) > a.seqs.get(topic)! + 5, 15_000, 'the ring to move past the client');
     const b = await resume(a);
     await until(() => b.ofType('snapshot').length > 0, 5000, 'snapshot');
     expect(b.ofType('snapshot')[0]!.seq).toBeGreaterThan(a.seqs.get(topic)! + 4);

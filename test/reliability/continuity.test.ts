@@ -28,7 +28,7 @@ describe('resync and checksums', () => {
   });
 
   it('a resync answers with a fresh snapshot equal to the upstream truth', async () => {
-    await freeze(tb, 2000);
+    await freeze(tb);
     try {
       const row = (await truth(tb, LISTS, { marketcode: 'kospi' })).get('005930')!;
       const n = c.ofType('snapshot').length;
@@ -61,7 +61,7 @@ describe('resync and checksums', () => {
     const after = c.seqs.get(TOPIC)!;
     await until(() => (c.seqs.get(TOPIC) ?? 0) >= after + 2, 10_000, 'patches after the repair');
     expect(c.problems.slice(repairedAt)).toEqual([]);
-    await freeze(tb, 2000);
+    await freeze(tb);
     try {
       expect(c.rows.get(TOPIC)).toEqual((await truth(tb, LISTS, { marketcode: 'kospi' })).get('005930'));
     } finally {
