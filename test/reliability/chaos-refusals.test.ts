@@ -57,6 +57,7 @@ describe('chaos: the upstream refuses the bridge (429, 401)', () => {
     const api = await fetch(`${tb.url}/api/v2/market/stocks/kospi/005930/master`);
     expect(api.status).toBe(429);
     expect(Number(api.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A window, not a wait: a poller that went on would call within its 1 s interval.
     await sleep(1500);
     expect(sim.stats.snapshot().total).toBe(calls);
     await until(() => last()?.state === 'live', resetIn + 8000, 'live after the reset');
@@ -74,6 +75,7 @@ describe('chaos: the upstream refuses the bridge (429, 401)', () => {
     expect(last()!.reason).toBe('upstream refused the credentials (401)');
     const from = feedCalls();
     const t0 = Date.now();
+    // A window, not a wait: the retries are counted against the time they had.
     await sleep(3 * AUTH_RETRY_MS + 300);
     const retries = feedCalls() - from;
     expect(retries).toBeGreaterThanOrEqual(2);

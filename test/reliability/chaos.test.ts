@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/log.js';
 import type { ServerMsg, StatusMsg } from '../../src/protocol/messages.js';
 import { Simulator } from '../../src/sim/index.js';
 import type { FaultsInput } from '../../src/sim/server/faults.js';
-import { SIM_KEY, TestClient, connect, freeze, sleep, startBridge, truth, until, type TestBridge } from '../bridge/helpers.js';
+import { SIM_KEY, TestClient, connect, freeze, startBridge, truth, until, type TestBridge } from '../bridge/helpers.js';
 import { ProcessWatch, indexFrom, metric, startProxy, statusesOf, type Proxy } from './helpers.js';
 
 /**
@@ -93,7 +93,9 @@ describe('chaos: upstream faults under a running bridge', () => {
   }> {
     const n = await connect(tb);
     try {
-      await sleep(20);
+      // The subscribe is asked strictly after anything stamped before it.
+      const connectedAt = Date.now();
+      await until(() => Date.now() > connectedAt, 1000, 'the clock to move on', 1);
       const subscribedAt = Date.now();
       await n.request({ op: 'subscribe', ...FEED, codes: ['005930'] });
       await until(() => n.ofType('snapshot').length === 1, 5000, 'newcomer snapshot');
@@ -160,8 +162,9 @@ describe('chaos: upstream faults under a running bridge', () => {
     expect(fs.lastOkTs).toBeGreaterThanOrEqual(snap.ts);
     expect(fs.lastOkTs).toBeLessThanOrEqual(stale.ts);
 
-    // Long enough for the poller to fail again while stale (nothing fresh may slip out meanwhile).
-    await sleep(600);
+    // The poller fails again while stale (nothing fresh may slip out meanwhile).
+    const failed = await faultCount(s);
+    await until(async () => (await faultCount(s)) > failed, 10_000, 'another failed poll while stale');
     const cleared = Date.now();
     tb.bridge.sim!.faults.set({});
     await until(() => indexFrom(explicit, staleAt.e, isFeedStatus('live')) >= 0, 15_000, 'live again');
@@ -244,7 +247,7 @@ describe('chaos: a few bad rows in an otherwise good snapshot', () => {
     };
     const start = Date.now();
     const dropped = async () => (await metric(bridge.metrics, 'krx_upstream_rows_dropped_total', { endpoint: ENDPOINT })) - dropped0;
-    for (let i = 0; i < 200 && (await dropped()) < BAD.length * 2; i++) await sleep(50);
+    await until(async () => (await dropped()) >= BAD.length * 2, 10_000, 'two polls with bad rows', 50);
     // Two polls with bad rows, each dropping exactly those rows, while the good row kept changing.
     expect(await dropped()).toBeGreaterThanOrEqual(BAD.length * 2);
     expect((await dropped()) % BAD.length).toBe(0);

@@ -5,7 +5,7 @@ import { createLogger } from '../../src/log.js';
 import { RESOURCES } from '../../src/protocol/constants.js';
 import { Simulator } from '../../src/sim/index.js';
 import type { FaultsInput } from '../../src/sim/server/faults.js';
-import { TestClient, sleep, until } from '../bridge/helpers.js';
+import { TestClient, until } from '../bridge/helpers.js';
 import { MemoryLog, statusesOf } from './helpers.js';
 
 /**
@@ -119,7 +119,8 @@ async function exercise(bridge: Bridge, simOf: () => Simulator, log: MemoryLog):
       // The 429 spends the day's budget; the others recover.
       if (name !== '429') await until(() => statusesOf(c, 'quote', 'kospi').at(-1)?.state === 'live', 70_000, `live after ${name}`);
     }
-    await sleep(200);
+    // A round trip: every frame the server sent before it is in.
+    await c.request({ op: 'ping' });
   } finally {
     rec.frames.push(...c.frames);
     c.close();
