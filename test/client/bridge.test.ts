@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { KrxClient } from '../../src/client/index.js';
-import { freeze, sleep, startBridge, truth, until, type TestBridge } from '../bridge/helpers.js';
+import { freeze, startBridge, truth, until, type TestBridge } from '../bridge/helpers.js';
 
 /**
  * The SDK against a real bridge on port 0 and its simulator, through a TCP
@@ -90,7 +90,9 @@ describe('SDK against a real bridge', () => {
   }
 
   it('holds the server truth after 10 s of ticks, with a throwing listener', async () => {
-    await sleep(10_000);
+    // Ten seconds of ticks: 005930 trades nearly every second.
+    const s0 = client.seq('quote.kospi.005930') ?? 0;
+    await until(() => (client.seq('quote.kospi.005930') ?? 0) >= s0 + 10 && quoteEvents > 10, 25_000, 'ten changes');
     await compareWithTruth();
     expect(quoteEvents).toBeGreaterThan(10);
     expect(listenerErrors.length).toBe(quoteEvents);
@@ -124,7 +126,9 @@ describe('SDK against a real bridge', () => {
       events: [{ topic, code: '000660', seq: seq + 5, kind: 'patch', frame, row: { ...row, trdPrc: 1 }, ops: [{ op: 'replace', path: '/trdPrc', value: 1 }] }],
     } as never);
     await until(() => resyncs.length > 0, 5000, 'resync');
-    await sleep(1500);
+    // A poll cycle more (a change of another topic): no other topic asked for a resync.
+    const other = client.seq('quote.kospi.005930')!;
+    await until(() => client.seq('quote.kospi.005930')! > other, 10_000, 'a change of another topic');
     expect(resyncs).toEqual([topic]);
     await compareWithTruth();
   }, 30_000);

@@ -42,7 +42,7 @@ describe('the SDK across the bridge’s life', () => {
     client.on('reconnecting', (attempt) => attempts.push(attempt));
     client.on('disconnect', (code) => disconnects.push(code));
     const subscribed = client.subscribe('quote', 'kospi', CODES);
-    await sleep(1500);
+    await until(() => attempts.length >= 2, 10_000, 'attempts while the bridge is not there');
     bridge = await startBridge({ PORT: port });
     expect(await subscribed).toEqual(CODES.map((c) => `quote.kospi.${c}`));
     await until(() => CODES.every((c) => client!.row('quote', 'kospi', c) !== undefined), 10_000, 'rows');
@@ -78,7 +78,7 @@ describe('the SDK across the bridge’s life', () => {
     client.on('update', (topic, _row, change) => change.kind === 'snapshot' && snapshots.push(topic));
     await bridge.bridge.stop();
     bridge = undefined;
-    await sleep(3000); // down for a while: the client keeps trying
+    await sleep(3000); // an outage, not a wait: down for a while, the client keeps trying
     bridge = await startBridge(config, { simulator: { tickMs: 0 } });
     const back = performance.now();
     await until(() => client!.state === 'open', 5000, 'the rejoin');

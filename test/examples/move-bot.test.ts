@@ -56,7 +56,9 @@ describe('the move bot', () => {
       const done = new AbortController();
       const live = runExample('move-bot.ts', ['--pct', '50', ...CODES], { wsUrl: rec.wsUrl, signal: done.signal });
       const t0 = Date.now();
-      await new Promise((r) => setTimeout(r, 8000));
+      // Recorded: a few changes of every code.
+      const seqs = () => CODES.map((code) => rec.bridge.store.entry('price', 'kospi', code)?.seq ?? 0);
+      await expect.poll(() => Math.min(...seqs()), { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(5);
       done.abort();
       await live;
       const kst = (ms: number) => new Date(ms + 9 * 3600_000).toISOString();

@@ -48,11 +48,10 @@ describe('sim CLI', () => {
     };
     const first = await get();
     expect(first.isuLists.length).toBeGreaterThan(2000);
-    await new Promise((r) => setTimeout(r, 1_300));
-    const second = await get();
     const before = new Map(first.isuLists.map((r) => [r.isuSrtCd, r.trdPrc]));
-    const changed = second.isuLists.filter((r) => before.get(r.isuSrtCd) !== r.trdPrc).length;
-    expect(changed).toBeGreaterThan(50);
+    const changed = async () => (await get()).isuLists.filter((r) => before.get(r.isuSrtCd) !== r.trdPrc).length;
+    // The next second's prices (the simulator ticks once a second), asked for until they come.
+    await expect.poll(changed, { timeout: 2500, interval: 100 }).toBeGreaterThan(50);
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).toBe(0);
