@@ -20,15 +20,16 @@ describe('bridge upstream economy', () => {
 
   it('makes no realtime call while nobody is subscribed', async () => {
     const c = await connect(tb);
-    await sleep(3000);
+    // Windows, not waits: a poller that polled regardless would call within one 1 s interval.
+    await sleep(1500);
     expect(realtimeCalls()).toBe(0);
     // Subscribe, then leave: after the idle grace the calls stop again.
     await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
     await until(() => realtimeCalls() > 0, 5000, 'first poll');
     await c.request({ op: 'unsubscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
-    await sleep(1500);
+    await until(() => tb.bridge.poller!.feed('quote', 'kospi')?.state === 'idle', 5000, 'the feed to go idle');
     const after = realtimeCalls();
-    await sleep(3000);
+    await sleep(1500);
     expect(realtimeCalls()).toBe(after);
     c.close();
   }, 20_000);
@@ -38,14 +39,14 @@ describe('bridge upstream economy', () => {
     expect(symbols).toHaveLength(45);
     const c = await connect(tb);
     await c.request({ op: 'subscribe', channel: 'book', market: 'kosdaq', codes: symbols });
-    await sleep(2500);
+    const times = () => tb.bridge.sim!.stats.callTimes('v3.realtime.multiquote.orderbook');
+    await until(() => pollCycles(times(), 0, Infinity).length >= 2, 10_000, 'the first cycles');
     const from = Date.now();
-    await sleep(6000);
-    const to = Date.now();
-    await sleep(300);
-    // One cycle a second, each of 3 calls (20 + 20 + 5 codes).
-    const cycles = pollCycles(tb.bridge.sim!.stats.callTimes('v3.realtime.multiquote.orderbook'), from, to);
-    expect(cycles.length).toBeGreaterThanOrEqual(5);
+    // Six cycles begun: the first five are complete (a cycle's calls go out together, the next a second later).
+    await until(() => pollCycles(times(), from, Infinity).length >= 6, 15_000, 'six cycles');
+    // One cycle a second (each gap within bounds), each of 3 calls (20 + 20 + 5 codes).
+    const cycles = pollCycles(times(), from, Infinity).slice(0, 5);
+    expect(cycles.length).toBe(5);
     for (const c of cycles) expect(c.calls).toBe(3);
     for (const g of cycleGaps(cycles)) {
       expect(g).toBeGreaterThanOrEqual(MIN_CYCLE_GAP_MS);

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { Session } from '../../src/gateway/session.js';
-import { sleep, startBridge, type TestBridge } from '../bridge/helpers.js';
+import { sleep, startBridge, until, type TestBridge } from '../bridge/helpers.js';
 import { metric } from './helpers.js';
 
 /**
@@ -28,7 +28,7 @@ describe('clients that flood get and never read', () => {
   let flooder: ChildProcess | undefined;
   beforeAll(async () => {
     tb = await startBridge({ GETS_PER_MINUTE: 100_000, MAX_MESSAGES_PER_SECOND: 100, SLOW_REPLY_BYTES: REPLY_BYTES });
-    for (let i = 0; i < 200 && !tb.bridge.symbols.loaded('kospi'); i++) await sleep(50);
+    await until(() => tb.bridge.symbols.loaded('kospi'), 10_000, 'the KOSPI symbol list');
   });
   afterAll(async () => {
     flooder?.kill('SIGKILL');
@@ -43,8 +43,7 @@ describe('clients that flood get and never read', () => {
     flooder = f;
     let out = '';
     f.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    for (let i = 0; i < 200 && !out.includes('ready'); i++) await sleep(50);
-    expect(out).toContain('ready');
+    await until(() => out.includes('ready'), 10_000, 'the flooder ready');
     await expect.poll(() => tb.bridge.gateway.clientCount).toBe(CLIENTS);
     const sessions = (tb.bridge.gateway as unknown as { sessions: Set<Session> }).sessions;
     let maxHeld = 0;
@@ -57,6 +56,7 @@ describe('clients that flood get and never read', () => {
         const r = await request(`${tb.url}/healthz`);
         await r.body.dump();
         health.push(performance.now() - t0);
+        // The sampling pace, not a wait.
         await sleep(20);
       }
     })();
@@ -66,6 +66,7 @@ describe('clients that flood get and never read', () => {
       (await metric(tb.bridge.metrics, 'krx_messages_out_total', { type: 'result' })) +
       (await metric(tb.bridge.metrics, 'krx_errors_out_total', { code: 'rate_limited' }));
     await expect.poll(answered, { timeout: 30_000, interval: 200 }).toBeGreaterThanOrEqual(CLIENTS * GETS * 0.9);
+    // A window, not a wait: the samples go on over the tail of the work (the last answers, the closes).
     await sleep(300);
     sampling = false;
     await sampler;
