@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RedisSharedCache } from '../../src/cluster/cache.js';
 import type { Commander } from '../../src/cluster/scripts.js';
 import { OnDemandCache } from '../../src/upstream/cache.js';
-import { sleep } from '../bridge/helpers.js';
+import { sleep, until } from '../bridge/helpers.js';
 import { redisSuite } from './harness.js';
 
 /**
@@ -22,6 +22,7 @@ describe('shared on-demand cache', () => {
     const caller = {
       call: async () => {
         calls.n++;
+        // The upstream's answer time, during which the others ask.
         await sleep(delayMs);
         return { data: { v: calls.n }, receivedAt: Date.now() };
       },
@@ -44,11 +45,15 @@ describe('shared on-demand cache', () => {
   it('hands over when the holder fails, and calls directly when Redis is unreachable', async () => {
     const shared = new RedisSharedCache({ redis: db.redis, keys, lockMs: 2000, pollMs: [5, 20] });
     let calls = 0;
+    let holding = false;
     const failing = shared.singleFlight('k-fail', async () => {
+      holding = true;
+      // The holder's call takes a while, and the other asks meanwhile.
       await sleep(30);
       throw new Error('upstream down');
     });
-    await sleep(5);
+    // The failing one holds the flight (its call runs only once it does) before the other asks.
+    await until(() => holding, 3000, 'the first to hold the flight', 1);
     const waiter = shared.singleFlight('k-fail', async () => {
       calls++;
       return { data: { ok: true }, receivedAt: 1 };

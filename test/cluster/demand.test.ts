@@ -64,6 +64,7 @@ describe('cluster demand', () => {
     // A code still wanted elsewhere stays.
     a.local.add('quote', 'kospi', '000660');
     b.local.remove('quote', 'kospi', '000660');
+    // A window, not a wait: a removal reaches A within 150 ms (above).
     await new Promise((r) => setTimeout(r, 300));
     expect(a.view.codes('quote', 'kospi').has('000660')).toBe(true);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/index.js';
-import { MAX_CYCLE_GAP_MS, MIN_CYCLE_GAP_MS, TestClient, cycleGaps, pollCycles, sleep, type PollCycle } from '../bridge/helpers.js';
+import { MAX_CYCLE_GAP_MS, MIN_CYCLE_GAP_MS, TestClient, cycleGaps, pollCycles, sleep, until, type PollCycle } from '../bridge/helpers.js';
 import {
   REDIS_URL,
   SIM_KEY,
@@ -57,11 +57,21 @@ describe('cluster economy and correctness', () => {
     clients.push({ c, quote, book: bookCodes, index });
   }
 
+  /** Poll cycles of every feed endpoint begun since `from`. */
+  const cyclesSince = (from: number) => Object.keys(PER_CYCLE).map((id) => pollCycles(sim.stats.callTimes(id), from, Infinity));
+
+  /** Waits until every feed endpoint has begun `n` poll cycles since `from`. */
+  async function polled(from: number, n: number, what: string): Promise<void> {
+    await until(() => cyclesSince(from).every((c) => c.length >= n), 15_000, what);
+  }
+
   /** Each feed endpoint's poll cycles over the next `seconds`. */
   async function measure(seconds: number): Promise<Record<string, PollCycle[]>> {
     const from = Date.now();
+    // A measuring window, not a wait: the cluster and one process are compared by the cycles each makes in it.
     await sleep(seconds * 1000);
     const to = Date.now();
+    // The calls of a cycle begun before `to` go out within joinMs (250 ms) of each other.
     await sleep(300);
     return Object.fromEntries(Object.keys(PER_CYCLE).map((id) => [id, pollCycles(sim.stats.callTimes(id), from, to)]));
   }
@@ -99,8 +109,9 @@ describe('cluster economy and correctness', () => {
     const s = await new TestClient(single.wsUrl).ready();
     await s.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE });
     await s.request({ op: 'subscribe', channel: 'book', market: 'kosdaq', codes: book });
+    const subscribed = Date.now();
     await s.request({ op: 'subscribe', channel: 'index', market: 'kospi', codes: ['K1'] });
-    await sleep(2500);
+    await polled(subscribed, 2, 'two cycles of every feed');
     const warnings = (ps: BridgeProc[]) => () => ps.flatMap((m) => m.logs.filter((l) => /"level":(40|50)/.test(l)).map((l) => `${m.name} ${l}`)).join('\n');
     const one = await steady('single', warnings([single]));
     s.close();
@@ -112,7 +123,7 @@ describe('cluster economy and correctness', () => {
     procs.push(...members);
     // The symbol lists (KOSPI on v2, KOSDAQ on v3) are loaded once for the whole cluster.
     const loaded = async () => (await Promise.all(members.map((m) => m.status()))).every((st) => Object.values(st.symbols).every((n) => n > 0));
-    for (let i = 0; i < 150 && !(await loaded()); i++) await sleep(100);
+    await until(loaded, 15_000, 'the symbol lists on every member', 100);
     expect(symbolCalls().map((n, i) => n - listsBefore[i]!)).toEqual([1, 1]);
     const [a, b, c] = await Promise.all(members.map((m) => new TestClient(m.wsUrl).ready()));
     // Overlapping subsets whose union is the single process's subscriptions.
@@ -120,7 +131,7 @@ describe('cluster economy and correctness', () => {
     await subscribe(b!, QUOTE.slice(2), book.slice(13), true);
     await subscribe(c!, QUOTE.slice(0, 1), book.slice(5, 20), true);
     await leaderOf(members);
-    await sleep(3000);
+    await polled(Date.now(), 2, 'two cycles of every feed under the leader');
     const many = await steady('cluster', warnings(members));
 
     for (const [run, m] of [
@@ -138,8 +149,8 @@ describe('cluster economy and correctness', () => {
     expect(clients.length).toBe(3);
     sim.pause();
     try {
-      // The leader polls the frozen market once more; its changes reach every process.
-      await sleep(3000);
+      // The leader polls the frozen market (the second cycle since was asked after the first's answer); its changes reach every process.
+      await polled(Date.now(), 2, 'two polls of the frozen market');
       const quote = await truthAt(simUrl, 'v2.multiquote.lists', { marketcode: 'kospi' });
       const orderbook = new Map([
         ...(await truthAt(simUrl, 'v3.realtime.multiquote.orderbook', { marketcode: 'kosdaq', isuCd: book.slice(0, 20) })),
@@ -184,15 +195,16 @@ describe('cluster economy and correctness', () => {
     const realtime = () => Object.keys(PER_CYCLE).reduce((n, id) => n + (sim.stats.snapshot().byEndpoint[id] ?? 0), 0);
     // Two of three leave: their processes' demand goes, the rest is still polled.
     for (const { c } of clients.slice(0, 2)) c.close();
+    // A window, not a wait: past the idle grace (1 s) and a poll interval, a cluster that dropped the feeds would have stopped.
     await sleep(2500);
     const r0 = realtime();
-    await sleep(1500);
-    expect(realtime()).toBeGreaterThan(r0);
+    await until(() => realtime() > r0, 3000, 'the feeds still polled');
     clients[2]!.c.close();
-    // After the idle grace (1 s) and a poll interval, nothing more.
-    await sleep(2500);
+    // After the idle grace (1 s): the upstream quiet for more than a poll interval, and nothing more in a window as long.
+    const lastCall = () => Math.max(...Object.keys(PER_CYCLE).map((id) => sim.stats.callTimes(id).at(-1) ?? 0));
+    await until(() => Date.now() - lastCall() > 1500, 10_000, 'the polling to stop');
     const r1 = realtime();
-    await sleep(2500);
+    await sleep(1500);
     expect(realtime()).toBe(r1);
   }, 20_000);
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/index.js';
-import { MIN_CYCLE_GAP_MS, TestClient, cycleGaps, pollCycles, sleep, until } from '../bridge/helpers.js';
+import { MIN_CYCLE_GAP_MS, TestClient, cycleGaps, pollCycles, until } from '../bridge/helpers.js';
 import {
   REDIS_URL,
   bundleCli,
@@ -77,15 +77,18 @@ describe('cluster failover and resume', () => {
     await until(() => QUOTE.every((c) => (x.seqs.get(`quote.kospi.${c}`) ?? 0) >= 3), 20_000, 'a few patches on A');
     const epoch = x.epoch;
     x.close();
-    await sleep(3500);
+    // Patches of every topic go by while the client is away (more than one per topic in all).
+    const missed = () => QUOTE.map((code) => (keeper.seqs.get(`quote.kospi.${code}`) ?? 0) - (x.seqs.get(`quote.kospi.${code}`) ?? 0));
+    await until(() => missed().every((n) => n > 0) && missed().reduce((a, n) => a + n, 0) > QUOTE.length + 1, 20_000, 'changes missed on every topic');
 
     const y = await client(b!);
     expect(y.epoch).toBe(epoch);
     const since = carryOver(x, y);
     const mark = y.messages.length;
     await y.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE, since, epoch });
-    await sleep(300);
-    const replayed = y.messages.slice(mark).filter((m) => m.type === 'snapshot' || m.type === 'patch');
+    const data = () => y.messages.slice(mark).filter((m) => m.type === 'snapshot' || m.type === 'patch');
+    await until(() => data().length > QUOTE.length && Object.keys(since).every((t) => y.seqs.get(t)! > since[t]!), 5000, 'the missed changes');
+    const replayed = data();
     expect(replayed.filter((m) => m.type === 'snapshot')).toEqual([]);
     // Several seconds of changes came back as patches, each following the seq the client had.
     expect(replayed.length).toBeGreaterThan(QUOTE.length);
@@ -99,7 +102,7 @@ describe('cluster failover and resume', () => {
     const watchers = await Promise.all(survivors.map((m) => client(m)));
     const onLeader = await client(leader);
     for (const c of [...watchers, onLeader]) await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE });
-    await sleep(2500);
+    await until(() => [...watchers, onLeader].every((c) => c.ofType('patch').length > 0), 10_000, 'patches on every process');
     const frames = onLeader.frames.length;
     // Kill just after a batch went out, so no call of the old leader is in flight.
     await until(() => onLeader.frames.length > frames, 5000, 'a batch');
@@ -119,7 +122,8 @@ describe('cluster failover and resume', () => {
     const since = carryOver(onLeader, moved);
     await moved.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: QUOTE, since, epoch: onLeader.epoch });
     const seqsAfter = new Map(watchers.map((w) => [w, w.seqs.get(`quote.kospi.${QUOTE[0]}`) ?? 0]));
-    await sleep(4000);
+    const movedOn = () => watchers.every((w) => (w.seqs.get(`quote.kospi.${QUOTE[0]}`) ?? 0) > seqsAfter.get(w)!) && moved.ofType('patch').length > 0;
+    await until(movedOn, 15_000, 'patches under the new leader');
     for (const w of watchers) {
       expect(w.problems).toEqual([]);
       expect(w.closed).toBeUndefined();
@@ -137,9 +141,11 @@ describe('cluster failover and resume', () => {
     for (const g of cycleGaps(cycles)) expect(g).toBeGreaterThanOrEqual(MIN_CYCLE_GAP_MS);
 
     // And the survivors' clients still match the simulator.
+    const pausedAt = Date.now();
     sim.pause();
     try {
-      await sleep(2500);
+      // Two polls since the pause: the second was asked after the first's answer, so after the pause.
+      await until(() => pollCycles(sim.stats.callTimes(LIST), pausedAt, Infinity).length >= 2, 10_000, 'two polls of the frozen market');
       const truth = await truthAt(simUrl, LIST, { marketcode: 'kospi' });
       for (const c of [...watchers, moved]) for (const code of QUOTE) expect(c.rows.get(`quote.kospi.${code}`)).toEqual(truth.get(code));
     } finally {

@@ -21,9 +21,12 @@ import { redisSuite, type RedisClient } from './harness.js';
 /** A connection that can be cut (every command fails) to play a partitioned process. */
 class Cuttable implements Commander {
   cut = false;
+  /** Commands sent through it while not cut. */
+  sent = 0;
   constructor(private readonly c: RedisClient) {}
   sendCommand<T = unknown>(args: readonly string[], options?: { timeout?: number }): Promise<T> {
     if (this.cut) return Promise.reject(new Error('cut off'));
+    this.sent++;
     return this.c.sendCommand<T>(args, options);
   }
 }
@@ -57,7 +60,8 @@ describe('lease and fencing on Redis', () => {
     expect(b[1]).toBeGreaterThan(0);
     expect(await write('A', genA, 'X')).toBe('ok');
     expect(await write('B', genA, 'Y')).toBe('fenced');
-    await sleep(450);
+    // A's lease (400 ms) runs out in Redis.
+    await until(async () => (await db.redis.exists(k.lease)) === 0, 3000, 'the lease to expire');
     const b2 = await acquire('B');
     expect(b2[0]).toBe(1);
     expect(b2[2]).toBe(0);
@@ -101,12 +105,15 @@ describe('lease and fencing on Redis', () => {
       nodes.forEach((n) => n.start());
       await until(() => nodes.some((n) => n.mayPoll()), 5000, 'a leader');
       const first = nodes.findIndex((n) => n.mayPoll());
-      await sleep(800);
+      // The holder renews its lease twice (every third of the period) before the cut.
+      const sent = conns[first]!.sent;
+      await until(() => conns[first]!.sent >= sent + 2, 5000, 'two renewals');
       const cutAt = Date.now();
       conns[first]!.cut = true;
       await until(() => nodes[1 - first]!.mayPoll(), 5000, 'takeover');
       const took = Date.now() - cutAt;
       expect(took).toBeLessThan(2 * leaseMs);
+      // A window, not a wait: half a lease in which the old holder must not poll again.
       await sleep(300);
       const lastOld = Math.max(...polls.filter((p) => p.node === first).map((p) => p.t));
       const firstNew = Math.min(...polls.filter((p) => p.node !== first && p.t > cutAt).map((p) => p.t));

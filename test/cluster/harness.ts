@@ -168,10 +168,11 @@ export async function spawnBridge(cli: string, name: string, env: Record<string,
 /** Stops a bridge process (SIGTERM, then SIGKILL) and waits for its exit. */
 export async function stopBridge(b: BridgeProc | undefined): Promise<void> {
   if (!b || b.exit) return;
+  const exited = new Promise<void>((r) => b.proc.once('exit', () => r()));
   b.proc.kill('SIGTERM');
-  const end = Date.now() + 8000;
-  while (!b.exit && Date.now() < end) await sleep(50);
-  if (!b.exit) b.proc.kill('SIGKILL');
+  const kill = setTimeout(() => b.proc.kill('SIGKILL'), 8000);
+  await exited;
+  clearTimeout(kill);
 }
 
 /** Environment of a cluster member. */

@@ -68,7 +68,9 @@ describe('cluster through a Redis restart', () => {
     await until(() => clients.every((c) => states(c).includes('live') && c.seqs.size === QUOTE.length), 15_000, 'live data everywhere');
     const epoch = clients[0]!.epoch;
     expect(clients[1]!.epoch).toBe(epoch);
-    await sleep(1500);
+    // A change more through the cluster on every client before the outage.
+    const seqsUp = clients.map((c) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)!);
+    await until(() => clients.every((c, i) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)! > seqsUp[i]!), 10_000, 'a change on every client');
 
     await redis.kill();
     await until(() => clients.every((c) => states(c).at(-1) === 'degraded'), 10_000, 'degraded on every client');
@@ -79,12 +81,15 @@ describe('cluster through a Redis restart', () => {
       expect(s.cluster?.polling).toBe(false);
       expect(s.feeds.find((f) => f.channel === 'quote' && f.market === 'kospi')?.state).toBe('degraded');
     }
+    // An outage, not a wait: Redis stays down a while.
     await sleep(2000);
     await redis.start();
 
     await until(() => clients.every((c) => states(c).at(-1) === 'live'), 20_000, 'live again on every client');
     await until(() => clients.every((c, i) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)! > seqsDown[i]!), 10_000, 'changes after the restart');
-    await sleep(2000);
+    // Two more changes on every client: the flow after the restart goes on without a resnapshot.
+    const seqsBack = clients.map((c) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)!);
+    await until(() => clients.every((c, i) => c.seqs.get(`quote.kospi.${QUOTE[0]}`)! >= seqsBack[i]! + 2), 10_000, 'two more changes');
     for (const m of members) expect(m.exit, `${m.name} exited`).toBeUndefined();
     for (const c of clients) {
       expect(c.closed).toBeUndefined();
@@ -104,9 +109,11 @@ describe('cluster through a Redis restart', () => {
     for (const c of cycles) expect(c.calls, `calls of the cycle at ${c.at}`).toBe(1);
     for (const g of cycleGaps(cycles)) expect(g).toBeGreaterThanOrEqual(MIN_CYCLE_GAP_MS);
 
+    const pausedAt = Date.now();
     sim.pause();
     try {
-      await sleep(2500);
+      // Two polls since the pause: the second was asked after the first's answer, so after the pause.
+      await until(() => pollCycles(sim.stats.callTimes(LIST), pausedAt, Infinity).length >= 2, 10_000, 'two polls of the frozen market');
       const truth = await truthAt(simUrl, LIST, { marketcode: 'kospi' });
       for (const c of clients.slice(0, 2)) for (const code of QUOTE) expect(c.rows.get(`quote.kospi.${code}`)).toEqual(truth.get(code));
     } finally {
