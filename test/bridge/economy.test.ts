@@ -27,7 +27,7 @@ describe('bridge upstream economy', () => {
     await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
     await until(() => realtimeCalls() > 0, 5000, 'first poll');
     await c.request({ op: 'unsubscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });
-    await until(() => tb.bridge.poller!.feed('quote', 'kospi')?.state === 'idle', 5000, 'the feed to go idle');
+    await until(() => tb.bridge.poller.feed('quote', 'kospi')?.state === 'idle', 5000, 'the feed to go idle');
     const after = realtimeCalls();
     await sleep(1500);
     expect(realtimeCalls()).toBe(after);

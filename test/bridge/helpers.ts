@@ -183,7 +183,7 @@ export async function truth(tb: TestBridge, endpointId: string, params: Record<s
  */
 export async function freeze(tb: TestBridge): Promise<void> {
   tb.bridge.sim!.pause();
-  const poller = tb.bridge.poller!;
+  const poller = tb.bridge.poller;
   const feeds = poller
     .statuses()
     .filter((s) => s.state === 'live' && tb.bridge.demand.active(s.channel, s.market))

@@ -188,7 +188,7 @@ describe('the demo page', () => {
     // A fresh page each, alone on the bridge, so the pictures show what a new visitor sees.
     await page.close();
     // Its feeds released once IDLE_GRACE_MS has gone by with no subscriber.
-    await expect.poll(() => bridge.poller!.statuses().every((s) => s.state === 'idle'), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => bridge.poller.statuses().every((s) => s.state === 'idle'), { timeout: 10_000 }).toBe(true);
     const desktop = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const fresh = watch(await desktop.newPage());
