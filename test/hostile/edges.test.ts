@@ -126,7 +126,7 @@ describe('connections', () => {
   it('logs and counts the cut of a peer that stopped answering pings', async () => {
     const lines: string[] = [];
     const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(l) } });
-    h = await startHarness({ logger, heartbeatMs: 1000 });
+    h = await startHarness({ logger, heartbeatMs: 100 });
     // A raw peer that never answers a ping: ws answers them itself unless told not to.
     const ws = new WebSocket(h.url, { autoPong: false } as never);
     await new Promise((resolve) => ws.once('open', resolve));
