@@ -92,7 +92,18 @@ const FULL: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS'
     peers: POLLING_PEERS,
   },
   // KOSPI and KOSDAQ as listed (about 2,500 and 1,800 symbols with ETFs and ETNs): a KRX-sized market.
-  stalled: { stalled: 30, kospi: 2_600, kosdaq: 1_900, changeRatio: 0.3, seed: SEED, feedIntervalMs: 1_000, warmupMs: 15_000, baselineMs: 10_000, behindWithinMs: 20_000, holdMs: 5_000 },
+  stalled: {
+    stalled: 30,
+    kospi: 2_600,
+    kosdaq: 1_900,
+    changeRatio: 0.3,
+    seed: SEED,
+    feedIntervalMs: 1_000,
+    warmupMs: 15_000,
+    baselineMs: 10_000,
+    behindWithinMs: 20_000,
+    holdMs: 5_000,
+  },
 };
 
 const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS' | 'check' | 'rounds'> = {

@@ -106,7 +106,24 @@ function e2eTable(cfg: BenchConfig, e: E2eResult): string {
   return [
     `e2e: upstream stand-in over HTTP, ${num(c.symbols)} symbols on two markets, ${c.changeRatio * 100}% changing every ${c.periodMs / 1000} s; each peer polls it every ${c.periodMs / 1000} s; ${num(c.clients)} clients x ${c.topicsPerClient} quote topics`,
     `medians of ${c.windows} windows of ${c.windowMs / 1000} s after ${c.warmupMs / 1000} s warm-up${cfg.rounds > 1 ? `, then medians over ${cfg.rounds} rounds` : ''}; latency from the upstream's answer to the client; cycle: the bridge's poll, request to last frame written; cpu in cores`,
-    table(['peer', 'updates/s', 'offered/s', 'cpu µs/upd', 'p50 ms', 'p99 ms', 'cycle ms', 'lost / ooo / closed', 'unstamped', 'missed polls', 'server cpu', 'load cpu', 'other cpu'], rows),
+    table(
+      [
+        'peer',
+        'updates/s',
+        'offered/s',
+        'cpu µs/upd',
+        'p50 ms',
+        'p99 ms',
+        'cycle ms',
+        'lost / ooo / closed',
+        'unstamped',
+        'missed polls',
+        'server cpu',
+        'load cpu',
+        'other cpu',
+      ],
+      rows,
+    ),
     `ratio: cpu vs socket.io ${num(e.ratios.cpuVsSocketio ?? undefined, 2)}${(e.roundRatios ?? []).length ? ` (rounds: ${(e.roundRatios ?? []).map((r) => num(r, 2)).join(', ')})` : ''}`,
     ...c.peers
       .filter((p) => ((e[p] as E2ePeerResult | undefined)?.scanCheck?.mismatches ?? 0) > 0)
@@ -122,7 +139,17 @@ function connectionsTable(cfg: BenchConfig, c: Record<string, unknown>): string 
     if (why) return [p, why];
     const x = r as ConnectionsResult;
     const snap = x.snapshot ? `${num(x.snapshot.ms, 1)} (max ${num(x.snapshot.maxMs, 1)})` : '–';
-    return [p, num(x.serverConnections), num(x.sourceAddresses), num(x.rssKbPerConn, 1), num(x.heapKbPerConn, 1), num(x.externalKbPerConn, 1), num(x.acceptMs), num(x.subscribeMs), snap];
+    return [
+      p,
+      num(x.serverConnections),
+      num(x.sourceAddresses),
+      num(x.rssKbPerConn, 1),
+      num(x.heapKbPerConn, 1),
+      num(x.externalKbPerConn, 1),
+      num(x.acceptMs),
+      num(x.subscribeMs),
+      snap,
+    ];
   });
   const k = cfg.connections;
   return [
@@ -138,7 +165,12 @@ function cycleTable(c: CycleResult): string {
     table(
       ['path', 'cycle ms', 'ratio', 'stages ms'],
       [
-        ['bytes, reader, apply, publish', num(c.cycleMs, 2), num(c.ratioToJsonParse, 2), `read ${num(c.stagesMs.read, 2)}, apply ${num(c.stagesMs.apply, 2)}, publish ${num(c.stagesMs.publish, 2)}`],
+        [
+          'bytes, reader, apply, publish',
+          num(c.cycleMs, 2),
+          num(c.ratioToJsonParse, 2),
+          `read ${num(c.stagesMs.read, 2)}, apply ${num(c.stagesMs.apply, 2)}, publish ${num(c.stagesMs.publish, 2)}`,
+        ],
         [
           'plain: JSON.parse, normalise, apply, publish',
           num(p.cycleMs, 2),

@@ -48,7 +48,13 @@ async function inServer<T>(cmd: string, args: unknown, timeoutMs: number): Promi
 
 async function fanout(cfg: BenchConfig, results: Results): Promise<void> {
   const f = cfg.fanout;
-  const out: Record<string, unknown> = { clients: f.clients, topicsPerClient: f.topicsPerClient, symbols: f.symbols, changeRatio: f.changeRatio, tickMs: f.tickMs };
+  const out: Record<string, unknown> = {
+    clients: f.clients,
+    topicsPerClient: f.topicsPerClient,
+    symbols: f.symbols,
+    changeRatio: f.changeRatio,
+    tickMs: f.tickMs,
+  };
   const rounds: Record<string, PeerResult | undefined>[] = [];
   const failed = new Map<PeerName, { error: string }>();
   for (let round = 0; round < cfg.rounds; round++) {
@@ -203,7 +209,12 @@ async function main(): Promise<void> {
   results.durationS = Math.round((Date.now() - t0) / 100) / 10;
   mkdirSync(dirname(cfg.out), { recursive: true });
   writeFileSync(cfg.out, JSON.stringify(results, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
-  const stalled = !cfg.only.includes('stalled') ? '' : '\n\n' + ('error' in (results.stalled ?? {}) ? `stalled: error: ${(results.stalled as { error: string }).error.split('\n')[0]}` : stalledTable(cfg.stalled, results.stalled as StalledResult));
+  const stalled = !cfg.only.includes('stalled')
+    ? ''
+    : '\n\n' +
+      ('error' in (results.stalled ?? {})
+        ? `stalled: error: ${(results.stalled as { error: string }).error.split('\n')[0]}`
+        : stalledTable(cfg.stalled, results.stalled as StalledResult));
   process.stdout.write(report(cfg, results) + stalled + '\n\n' + checkTable(outcomes, cfg.check) + `\n\nwritten to ${cfg.out} in ${results.durationS} s\n`);
   if (hasErrors(results) || (cfg.check && outcomes.some((o) => !o.withinCi))) process.exitCode = 1;
 }

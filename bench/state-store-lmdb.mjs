@@ -18,7 +18,21 @@ import { StateStore } from '../src/state/store.ts';
 
 const N = 4500;
 const ROUNDS = 20;
-const row = (i, t) => ({ isuSrtCd: String(100000 + i), isuKorAbbrv: '종목' + i, trdPrc: 10000 + ((i * 7 + t) % 97) * 10, cmpprevddTpCd: '2', cmpprevddPrc: 10, accTrdvol: 1000 + t * i, accTrdval: 123456789 + t, opnprc: 10000, hgprc: 10500, lwprc: 9900, mktcap: 1e12, listShrs: 1e8, trdTm: '101010' });
+const row = (i, t) => ({
+  isuSrtCd: String(100000 + i),
+  isuKorAbbrv: '종목' + i,
+  trdPrc: 10000 + ((i * 7 + t) % 97) * 10,
+  cmpprevddTpCd: '2',
+  cmpprevddPrc: 10,
+  accTrdvol: 1000 + t * i,
+  accTrdval: 123456789 + t,
+  opnprc: 10000,
+  hgprc: 10500,
+  lwprc: 9900,
+  mktcap: 1e12,
+  listShrs: 1e8,
+  trdTm: '101010',
+});
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const dirBytes = (d) => readdirSync(d).reduce((a, f) => a + statSync(join(d, f)).blocks * 512, 0);
 const next = (rows, t) => rows.map((r, i) => (i % 3 === t % 3 ? row(i, t) : r));

@@ -69,7 +69,9 @@ client.on('price', (code, row, change) => {
   const secs = Math.round((now - from[0]) / 1000);
   const when = new Date(now).toISOString().slice(11, 19);
   const sign = pct > 0 ? '+' : '';
-  console.log(`${when}Z ${code} ${names.get(code) ?? ''} ${sign}${pct.toFixed(2)}% in ${secs}s: ${from[1].toLocaleString('en-US')} -> ${price.toLocaleString('en-US')}`);
+  console.log(
+    `${when}Z ${code} ${names.get(code) ?? ''} ${sign}${pct.toFixed(2)}% in ${secs}s: ${from[1].toLocaleString('en-US')} -> ${price.toLocaleString('en-US')}`,
+  );
   // The move is reported; the next one is measured from here.
   w.splice(0, w.length, [now, price]);
 });

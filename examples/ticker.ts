@@ -65,7 +65,15 @@ function line(code: string, row: PriceRow | undefined): string {
 }
 
 function table(): string[] {
-  const head = [padEnd('code', 8), padEnd('name', 26), padStart('last', 11), padStart('change', 10), padStart('%', 9), padStart('volume', 13), padStart('time', 10)].join(' ');
+  const head = [
+    padEnd('code', 8),
+    padEnd('name', 26),
+    padStart('last', 11),
+    padStart('change', 10),
+    padStart('%', 9),
+    padStart('volume', 13),
+    padStart('time', 10),
+  ].join(' ');
   const title = `krx-bridge ticker · ${market.toUpperCase()} · ${state} · ${new Date().toLocaleTimeString('en-GB')}`;
   return [paint(BOLD, title), '', paint(DIM, head), ...codes.map((c) => line(c, client.row('price', market, c)))];
 }

@@ -47,7 +47,17 @@ export async function buildDemo(opts: BuildDemoOptions = {}): Promise<BuiltFile[
   const sourcemap = (opts.sourcemap ?? true) ? 'linked' : false;
   await rm(outDir, { recursive: true, force: true });
   await mkdir(join(outDir, 'examples'), { recursive: true });
-  const common = { bundle: true, platform: 'browser', format: 'esm', target: TARGET, minify, sourcemap, legalComments: 'linked', logLevel: 'warning', absWorkingDir: root } as const;
+  const common = {
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    target: TARGET,
+    minify,
+    sourcemap,
+    legalComments: 'linked',
+    logLevel: 'warning',
+    absWorkingDir: root,
+  } as const;
   await Promise.all([
     build({
       ...common,

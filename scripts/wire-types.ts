@@ -49,7 +49,11 @@ export function wireTypes(): string {
       out.push(`export type ${sym.name} = ${named.join(' | ')};\n`);
       continue;
     }
-    const node = checker.typeToTypeNode(checker.getDeclaredTypeOfSymbol(sym), file, ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.InTypeAlias | ts.NodeBuilderFlags.MultilineObjectLiterals)!;
+    const node = checker.typeToTypeNode(
+      checker.getDeclaredTypeOfSymbol(sym),
+      file,
+      ts.NodeBuilderFlags.NoTruncation | ts.NodeBuilderFlags.InTypeAlias | ts.NodeBuilderFlags.MultilineObjectLiterals,
+    )!;
     bodies.set(sym.name, printer.printNode(ts.EmitHint.Unspecified, node, file).replace(/ {4}/g, '  '));
     out.push(`export type ${sym.name} = ${bodies.get(sym.name)};\n`);
   }

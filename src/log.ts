@@ -89,7 +89,14 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
  * printer never sees them.
  */
 function prettyStream(): DestinationStream {
-  return PinoPretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,app', singleLine: true, destination: 1, sync: true });
+  return PinoPretty({
+    colorize: process.stdout.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,app',
+    singleLine: true,
+    destination: 1,
+    sync: true,
+  });
 }
 
 /** A logger that writes nothing (tests, library use without logging). */

@@ -43,8 +43,7 @@ export function canPin(): boolean {
 
 // Raise the soft open-file limit (65,536 or the hard limit, whichever the
 // kernel allows) and tell the child what it got.
-const WRAPPER =
-  'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; BENCH_NOFILE="$(ulimit -n)"; export BENCH_NOFILE; exec "$@"';
+const WRAPPER = 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; BENCH_NOFILE="$(ulimit -n)"; export BENCH_NOFILE; exec "$@"';
 
 /** A benchmark child process with request/reply over IPC. */
 export class Child {

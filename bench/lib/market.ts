@@ -143,13 +143,7 @@ export class SyntheticMarket {
       const t = tickSize(p0);
       const price = Math.max(t, p0 + t * (Math.floor(this.random() * 7) - 3));
       const dv = 1 + Math.floor(this.random() * 1_000);
-      const row = quoteRow(
-        this.codes[i]!,
-        price,
-        (prev.accTrdvol as number) + dv,
-        (prev.accTrdval as number) + dv * price,
-        price * this.shares[i]!,
-      );
+      const row = quoteRow(this.codes[i]!, price, (prev.accTrdvol as number) + dv, (prev.accTrdval as number) + dv * price, price * this.shares[i]!);
       this.rows[i] = row;
       const seq = ++this.seqs[i]!;
       out[k] = { index: i, seq, prev, row };

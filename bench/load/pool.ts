@@ -318,12 +318,17 @@ export class LoadPool {
   private verify(text: string, data: Buffer): Msg[] | undefined {
     type Rec = [string, number, number, number];
     const seen: Rec[] = [];
-    const n = scanUpdates(text, this.slots, {
-      patch: (slot, seq, ts) => seen.push(['patch', slot, seq, ts]),
-      snapshot: (slot, seq) => seen.push(['snapshot', slot, seq, 0]),
-      unknown: () => seen.push(['unknown', -1, -1, 0]),
-      other: () => seen.push(['other', -1, -1, 0]),
-    }, this.stampKey);
+    const n = scanUpdates(
+      text,
+      this.slots,
+      {
+        patch: (slot, seq, ts) => seen.push(['patch', slot, seq, ts]),
+        snapshot: (slot, seq) => seen.push(['snapshot', slot, seq, 0]),
+        unknown: () => seen.push(['unknown', -1, -1, 0]),
+        other: () => seen.push(['other', -1, -1, 0]),
+      },
+      this.stampKey,
+    );
     if (n === 0) return undefined;
     const v = JSON.parse(data.toString()) as Msg | Msg[];
     const msgs = Array.isArray(v) ? v : [v];

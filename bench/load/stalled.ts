@@ -103,8 +103,7 @@ class NormalClient {
       else if (m.type === 'snapshot') {
         if (this.seqs.has(m.topic!)) this.snapshots++;
         this.seqs.set(m.topic!, m.seq!);
-      }
-      else if (m.type === 'patch') {
+      } else if (m.type === 'patch') {
         const last = this.seqs.get(m.topic!) ?? 0;
         if (m.seq! === last + 1) this.seqs.set(m.topic!, m.seq!);
         else if (m.seq! > last) {

@@ -149,7 +149,10 @@ async function measure(cfg: E2eConfig, p: Procs, profileDir: string | undefined)
 }
 
 /** Stops the changes, lets the peer carry the last ones out, and counts what never arrived. */
-async function wrapUp(cfg: E2eConfig, p: Procs): Promise<{ fin: Finish; drainedMs: number; peerStats: Record<string, number>; load: LoadMark; upstream: UpstreamMark }> {
+async function wrapUp(
+  cfg: E2eConfig,
+  p: Procs,
+): Promise<{ fin: Finish; drainedMs: number; peerStats: Record<string, number>; load: LoadMark; upstream: UpstreamMark }> {
   await p.upstream.request('pause');
   // Two more polls carry the last changes out; then wait for the deliveries to stop.
   await sleep(2.5 * cfg.periodMs);

@@ -135,7 +135,11 @@ export async function runEconomy(cfg: EconomyConfig): Promise<EconomyResult> {
       const a = after.get(feed);
       const b = before.get(feed);
       const cycles = (a?.cycles ?? 0) - (b?.cycles ?? 0);
-      const endpoints = new Set(feedOf(feed)?.plan().map((c) => c.endpointId));
+      const endpoints = new Set(
+        feedOf(feed)
+          ?.plan()
+          .map((c) => c.endpointId),
+      );
       return {
         feed,
         codes: m.codes,

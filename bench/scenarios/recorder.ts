@@ -86,10 +86,7 @@ export async function runRecorder(cfg: RecorderConfig): Promise<RecorderResult> 
   for (const s of [off, on]) s.bus.subscribe('batch', (b) => (sink += b.events.length));
   let written = 0;
   let dropped = 0;
-  const recorder = new Recorder(
-    { dir, store: on.store, logger: silentLogger(), onWrite: (n) => (written += n), onDrop: (_why, n) => (dropped += n) },
-    on.bus,
-  );
+  const recorder = new Recorder({ dir, store: on.store, logger: silentLogger(), onWrite: (n) => (written += n), onDrop: (_why, n) => (dropped += n) }, on.bus);
   recorder.start();
   const times = { off: [] as number[], on: [] as number[] };
   const changes: number[] = [];

@@ -63,7 +63,12 @@ export class BridgePollingPeer implements PollingPeer {
    */
   async stats(): Promise<Record<string, number>> {
     const g = this.bridge.gateway.stats();
-    const out: Record<string, number> = { connections: g?.clients ?? 0, behind: g?.behind ?? 0, topics: g?.topics ?? 0, upstreamCalls: this.bridge.poller.calls ?? 0 };
+    const out: Record<string, number> = {
+      connections: g?.clients ?? 0,
+      behind: g?.behind ?? 0,
+      topics: g?.topics ?? 0,
+      upstreamCalls: this.bridge.poller.calls ?? 0,
+    };
     for (const m of LISTING_MARKETS) out[`cycles.${m}`] = this.bridge.poller.feed('quote', m)?.cycles ?? 0;
     const { values } = await this.bridge.metrics.cycleTime.get();
     out.cycleSecondsSum = values.filter((v) => v.metricName?.endsWith('_sum')).reduce((a, v) => a + v.value, 0);

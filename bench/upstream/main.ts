@@ -31,7 +31,13 @@ serve(
     },
     mark() {
       if (!standIn) throw new Error('not started');
-      return { ...standIn.counters(), skippedSteps: standIn.skippedSteps, lastAnswers: standIn.lastQuoteAnswers(), cpuUs: cpuMicros(), wallMs: performance.now() };
+      return {
+        ...standIn.counters(),
+        skippedSteps: standIn.skippedSteps,
+        lastAnswers: standIn.lastQuoteAnswers(),
+        cpuUs: cpuMicros(),
+        wallMs: performance.now(),
+      };
     },
   },
   () => standIn?.close(),

@@ -96,9 +96,7 @@ export class StandIn {
 
   /** Listens on 127.0.0.1, port 0; resolves with the base URL. */
   listen(): Promise<string> {
-    return new Promise((resolve) =>
-      this.http.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.http.address() as AddressInfo).port}`)),
-    );
+    return new Promise((resolve) => this.http.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.http.address() as AddressInfo).port}`)));
   }
 
   /** Starts the changes: one step every period, the first one period from now. */

@@ -125,7 +125,10 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
   const undo: (() => Promise<unknown> | unknown)[] = [];
   try {
     const calendar = new KrxCalendar(operatorHolidays(config.MARKET_HOLIDAYS), (year) =>
-      logger.warn({ year, covered: coveredYears() }, 'no public holidays known for this year: only weekends, the year-end closure and MARKET_HOLIDAYS apply (update @hyunbinseo/holidays-kr)'),
+      logger.warn(
+        { year, covered: coveredYears() },
+        'no public holidays known for this year: only weekends, the year-end closure and MARKET_HOLIDAYS apply (update @hyunbinseo/holidays-kr)',
+      ),
     );
     const sessions = new Sessions(calendar, [...EXAM_DAYS, ...operatorHolidays(config.MARKET_EXAM_DAYS)]);
     const budget = new Budget();
@@ -133,14 +136,23 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
     const topology = createTopology(config, { budget, metrics, logger, now });
     undo.push(() => topology.close());
     const up = await startUpstream(config, { budget, metrics, logger, sessions, now, simulator: opts.simulator });
-    undo.push(() => up.sim?.stop(), () => up.client.close());
+    undo.push(
+      () => up.sim?.stop(),
+      () => up.client.close(),
+    );
     await topology.start();
     undo.push(() => topology.stop());
     const families: Families = { kospi: config.KOSPI_FAMILY, kosdaq: config.KOSDAQ_FAMILY };
     // On-demand lookups spend at most their share of the day's calls (what the poller leaves aside), counted for every process together.
     const allowance = new OnDemandAllowance(budget, config.BUDGET_RESERVE, now, topology.sharedAllowance);
     const shared = topology.sharedCache ? { shared: topology.sharedCache } : {};
-    const cache = new OnDemandCache({ caller: lookupCaller(up.client, allowance, metrics), now, sessions, onLookup: (r) => metrics.cache.inc({ result: r }), ...shared });
+    const cache = new OnDemandCache({
+      caller: lookupCaller(up.client, allowance, metrics),
+      now,
+      sessions,
+      onLookup: (r) => metrics.cache.inc({ result: r }),
+      ...shared,
+    });
     const clockMode = config.MARKET_CLOCK ?? (up.sim && config.SIM_CLOCK !== 'kst' ? 'always' : 'kst');
     const poller = new Poller({
       caller: up.client,

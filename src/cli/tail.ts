@@ -78,7 +78,13 @@ export async function tail(argv: readonly string[], io: CliIo): Promise<number> 
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { url: { type: 'string' }, token: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      timeout: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     io.out(TAIL_HELP);

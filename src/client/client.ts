@@ -211,7 +211,12 @@ export class KrxClient extends KrxCore {
 
   /** Round trip of a `ping` through the server, ms. */
   ping(opts?: RequestOptions): Promise<number> {
-    return this.request('ping', (id) => ({ op: 'ping', id }), (_reply, req) => performance.now() - req.sentAt, opts);
+    return this.request(
+      'ping',
+      (id) => ({ op: 'ping', id }),
+      (_reply, req) => performance.now() - req.sentAt,
+      opts,
+    );
   }
 
   /**
@@ -285,7 +290,12 @@ export class KrxClient extends KrxCore {
     checkRange(from, to);
     const first = from ?? '19000101';
     for (;;) {
-      const page = await this.history(market, code, { ...(params.period ? { period: params.period } : {}), from: first, ...(to ? { to } : {}), count: PAGE }, opts);
+      const page = await this.history(
+        market,
+        code,
+        { ...(params.period ? { period: params.period } : {}), from: first, ...(to ? { to } : {}), count: PAGE },
+        opts,
+      );
       const rows = page.hisLists;
       const oldest = rows.at(-1)?.trdDd;
       const hasMore = rows.length === PAGE && typeof oldest === 'string' && oldest > first;

@@ -19,9 +19,7 @@ function isSeq(v: unknown): v is number {
 
 /** Whether `m` has the fields of a `snapshot` the client uses. */
 export function isSnapshot(m: unknown): m is SnapshotMsg {
-  return (
-    isObject(m) && typeof m.topic === 'string' && isSeq(m.seq) && typeof m.ts === 'number' && isObject(m.data) && typeof m.crc === 'number'
-  );
+  return isObject(m) && typeof m.topic === 'string' && isSeq(m.seq) && typeof m.ts === 'number' && isObject(m.data) && typeof m.crc === 'number';
 }
 
 /** Whether `m` has the fields of a `patch`, each operation with a string `op` and `path`. */

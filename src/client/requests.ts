@@ -62,12 +62,15 @@ export class Requests {
     const slot: Slot = { req };
     this.slots.set(req.id, slot);
     if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
-      slot.timer = setTimeout(() => {
-        if (!this.take(req.id)) return;
-        // Never sent: the connection never came (or never came back) within the timeout.
-        if (!req.sent) req.reject(new KrxError('not_connected', `not connected to the bridge within ${timeoutMs} ms; ${req.kind} not sent`));
-        else req.reject(new KrxError('timeout', `no answer to ${req.kind} within ${timeoutMs} ms`));
-      }, Math.max(0, timeoutMs));
+      slot.timer = setTimeout(
+        () => {
+          if (!this.take(req.id)) return;
+          // Never sent: the connection never came (or never came back) within the timeout.
+          if (!req.sent) req.reject(new KrxError('not_connected', `not connected to the bridge within ${timeoutMs} ms; ${req.kind} not sent`));
+          else req.reject(new KrxError('timeout', `no answer to ${req.kind} within ${timeoutMs} ms`));
+        },
+        Math.max(0, timeoutMs),
+      );
     }
     if (signal !== undefined) {
       const onAbort = () => {

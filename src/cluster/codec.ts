@@ -67,7 +67,13 @@ export function decodeBatch(text: string): BatchMessage | undefined {
   if (head.length !== 5) return undefined;
   const [gen, epoch, ts, prev, last] = head as [string, string, string, string, string];
   if (!/^\d+$/.test(gen) || !/^\d+$/.test(ts) || !epoch) return undefined;
-  const frames = nl < 0 ? [] : text.slice(nl + 1).split('\n').filter((f) => f.length > 0);
+  const frames =
+    nl < 0
+      ? []
+      : text
+          .slice(nl + 1)
+          .split('\n')
+          .filter((f) => f.length > 0);
   return { gen: Number(gen), epoch, ts: Number(ts), prev, last, frames };
 }
 

@@ -63,9 +63,9 @@ export class ClusterDemand implements DemandView {
     await this.flushing?.catch(() => undefined);
     const r = this.opts.redis;
     await Promise.all(
-      [...this.registered].filter(([, s]) => s.size > 0).map(([feed, s]) =>
-        r.sendCommand(['ZREM', this.opts.keys.demand(feed), ...[...s].map((c) => demandMember(c, this.opts.node))]).catch(() => undefined),
-      ),
+      [...this.registered]
+        .filter(([, s]) => s.size > 0)
+        .map(([feed, s]) => r.sendCommand(['ZREM', this.opts.keys.demand(feed), ...[...s].map((c) => demandMember(c, this.opts.node))]).catch(() => undefined)),
     );
     await this.announce([...this.registered.keys()]);
     this.registered.clear();

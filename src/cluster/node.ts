@@ -113,13 +113,25 @@ export class ClusterNode {
     const keys = this.keys;
     const redis = (this.backplane = new Backplane({ url: opts.url, logger: log, connectTimeoutMs: Math.max(1000, opts.leaseMs) }));
     this.leadership = new Leadership({
-      redis, keys, node: this.id, logger: log, leaseMs: opts.leaseMs, baseMs: opts.baseMs, now: this.now,
+      redis,
+      keys,
+      node: this.id,
+      logger: log,
+      leaseMs: opts.leaseMs,
+      baseMs: opts.baseMs,
+      now: this.now,
       canContend: () => redis.up && this.synced,
     });
     const lease = this.leadership.lease;
     this.pollStore = new StateStore({ ringSize: 1, epoch: opts.store.epoch });
     const writer = new LeaderWriter({
-      redis, keys, node: this.id, lease, metrics: this.metrics, logger: log, streamMaxLen: opts.streamMaxLen,
+      redis,
+      keys,
+      node: this.id,
+      lease,
+      metrics: this.metrics,
+      logger: log,
+      streamMaxLen: opts.streamMaxLen,
       canWrite: () => this.term.prepared && redis.up,
       epoch: () => this.term.epoch,
       onFenced: (reason) => this.leadership.lose(reason),
@@ -127,18 +139,42 @@ export class ClusterNode {
     });
     this.bus = new ClusterBus(writer);
     this.mirror = new Mirror({
-      redis, keys, store: opts.store, lease, logger: log, metrics: this.metrics, emit: (b) => this.bus.deliver(b),
-      loadCount: Math.min(opts.streamMaxLen, 5000), timeoutMs: this.timeoutMs,
+      redis,
+      keys,
+      store: opts.store,
+      lease,
+      logger: log,
+      metrics: this.metrics,
+      emit: (b) => this.bus.deliver(b),
+      loadCount: Math.min(opts.streamMaxLen, 5000),
+      timeoutMs: this.timeoutMs,
     });
     this.union = new ClusterDemand({
-      redis, keys, node: this.id, local: opts.demand, logger: log, refreshMs: opts.leaseMs, ttlMs: 3 * opts.leaseMs, isUp: () => redis.up,
+      redis,
+      keys,
+      node: this.id,
+      local: opts.demand,
+      logger: log,
+      refreshMs: opts.leaseMs,
+      ttlMs: 3 * opts.leaseMs,
+      isUp: () => redis.up,
     });
     this.cache = new RedisSharedCache({ redis, keys, metrics: this.metrics, lockMs: opts.lockMs, timeoutMs: this.timeoutMs });
     this.allowance = new SharedAllowance({ redis, keys, timeoutMs: this.timeoutMs });
     this.budgetShare = new BudgetShare({ redis, keys, budget: opts.budget, logger: log, timeoutMs: this.timeoutMs });
     this.term = new LeaderTerm({
-      backplane: redis, keys, leadership: this.leadership, mirror: this.mirror, store: opts.store, pollStore: this.pollStore,
-      budgetShare: this.budgetShare, union: this.union, bus: this.bus, poller: () => this.poller, logger: log, now: this.now,
+      backplane: redis,
+      keys,
+      leadership: this.leadership,
+      mirror: this.mirror,
+      store: opts.store,
+      pollStore: this.pollStore,
+      budgetShare: this.budgetShare,
+      union: this.union,
+      bus: this.bus,
+      poller: () => this.poller,
+      logger: log,
+      now: this.now,
       timeoutMs: this.timeoutMs,
     });
     this.states = new FeedStates((st) => this.bus.deliverStatus(st), this.now);
@@ -306,5 +342,4 @@ export class ClusterNode {
     if (!this.leadership.lease.leader) void this.budgetShare.pull().catch(() => undefined);
     this.mayPoll();
   }
-
 }

@@ -227,7 +227,6 @@ return 0
 `,
 );
 
-
 /**
  * Count one on-demand call. KEYS: the day's allowance counter. ARGV: cap,
  * expiry (ms epoch). Returns the new count, or -1 (nothing counted) when

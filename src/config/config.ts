@@ -10,12 +10,13 @@ import { operatorHolidays } from '../market/calendar.js';
  */
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const csv = z
-  .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 const family = z.enum(['v2', 'v3']);
 
 /** The settings: name, schema (with default), and what it does. */
@@ -46,7 +47,10 @@ export const SETTINGS = {
   },
   POLL_BASE_MS: { schema: int(200, 60_000).default(1000), text: 'Fastest poll interval per feed, ms (the upstream refreshes once a second).' },
   IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
-  BUDGET_RESERVE: { schema: z.coerce.number().min(0).max(0.9).default(0.1), text: 'Share of the daily budget kept for on-demand lookups (for the whole cluster in cluster mode).' },
+  BUDGET_RESERVE: {
+    schema: z.coerce.number().min(0).max(0.9).default(0.1),
+    text: 'Share of the daily budget kept for on-demand lookups (for the whole cluster in cluster mode).',
+  },
   DATA_DIR: {
     schema: z.string().min(1).default('./data'),
     text: 'Directory of the bridge’s own files: the last state of every topic (`state/`), so a restart or a crash starts from it.',
@@ -128,7 +132,10 @@ export const SETTINGS = {
     text: 'Redis URL (e.g. `redis://127.0.0.1:6379`); set it to run several bridge processes as one cluster. Unset: one process, no Redis.',
   },
   REDIS_PREFIX: {
-    schema: z.string().regex(/^[A-Za-z0-9:_.{}-]{1,64}$/, 'letters, digits and :_.{}- only, at most 64').default('krx:'),
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9:_.{}-]{1,64}$/, 'letters, digits and :_.{}- only, at most 64')
+      .default('krx:'),
     text: 'Prefix of every Redis key and channel of the cluster (clusters sharing one Redis need different prefixes).',
   },
   LEASE_MS: {

@@ -85,7 +85,11 @@ export class DemoApp {
     this.board = new Board(els.board, { select: (c) => this.select(c), remove: (c) => this.remove(c) });
     this.book = new OrderBook(els.book);
     // The chart's day is the replay's while replaying: its candles are of the replayed trades.
-    this.chart = new IntradayChart(els.chart, (code) => this.intraday(code), () => this.replay?.clock ?? Date.now());
+    this.chart = new IntradayChart(
+      els.chart,
+      (code) => this.intraday(code),
+      () => this.replay?.clock ?? Date.now(),
+    );
     this.health = new StatusPanel({ pill: els.pill, panel: els.status, ...(els.market ? { market: els.market } : {}) });
     new SymbolSearch({ input: els.search, list: els.matches, find: (q) => deps.names.search(this.market, q), pick: (m) => this.add(m) });
     for (const b of els.marketButtons) b.addEventListener('click', () => this.switchMarket(b.value as Market));
@@ -107,7 +111,8 @@ export class DemoApp {
   useClient(client: KrxClient, replay?: ShownReplay): void {
     this.client = client;
     this.replay = replay ? { shown: replay, clock: kstEpoch(replay.date, replay.from) } : undefined;
-    if (this.deps.els.chartHint) setText(this.deps.els.chartHint, replay ? `1-minute candles of the replayed trades · ${isoDate(replay.date)} · KST` : LIVE_HINT);
+    if (this.deps.els.chartHint)
+      setText(this.deps.els.chartHint, replay ? `1-minute candles of the replayed trades · ${isoDate(replay.date)} · KST` : LIVE_HINT);
     this.bind(client);
     this.health.connection(client.state);
     this.selected = undefined;
@@ -162,7 +167,11 @@ export class DemoApp {
 
   private ping(): void {
     const client = this.client;
-    if (client.state === 'open') client.ping().then((ms) => client === this.client && this.health.roundTrip(ms), () => undefined);
+    if (client.state === 'open')
+      client.ping().then(
+        (ms) => client === this.client && this.health.roundTrip(ms),
+        () => undefined,
+      );
   }
 
   /** Switches the board to another market. */

@@ -63,7 +63,10 @@ export class CandleBook {
   /** Replaces the candles with the intraday history (its rows in any order). */
   load(rows: readonly IntradayRow[]): readonly Candle[] {
     this.list = candlesOf(rows, this.date8, this.intervalS);
-    const newest = rows.reduce<IntradayRow | undefined>((a, r) => (a === undefined || (secsOfTime(r.inddTm) ?? 0) > (secsOfTime(a.inddTm) ?? 0) ? r : a), undefined);
+    const newest = rows.reduce<IntradayRow | undefined>(
+      (a, r) => (a === undefined || (secsOfTime(r.inddTm) ?? 0) > (secsOfTime(a.inddTm) ?? 0) ? r : a),
+      undefined,
+    );
     const acc = newest?.inddAccTrdvol;
     const vol = newest?.inddTrdvol;
     this.accLast = typeof acc === 'number' ? acc : undefined;

@@ -50,15 +50,24 @@ export function sortValue(key: SortKey, name: string, row: PriceRow | undefined)
   if (row === undefined) return undefined;
   const v = (n: number | null | undefined) => (typeof n === 'number' ? n : undefined);
   switch (key) {
-    case 'price': return v(row.trdPrc);
-    case 'change': return v(row.cmpprevddPrc);
-    case 'pct': return changePct(row.trdPrc, row.cmpprevddPrc);
-    case 'open': return v(row.opnprc);
-    case 'high': return v(row.hgprc);
-    case 'low': return v(row.lwprc);
-    case 'volume': return v(row.accTrdvol);
-    case 'value': return v(row.accTrdval);
-    case 'time': return secsOfTime(row.trdTm);
+    case 'price':
+      return v(row.trdPrc);
+    case 'change':
+      return v(row.cmpprevddPrc);
+    case 'pct':
+      return changePct(row.trdPrc, row.cmpprevddPrc);
+    case 'open':
+      return v(row.opnprc);
+    case 'high':
+      return v(row.hgprc);
+    case 'low':
+      return v(row.lwprc);
+    case 'volume':
+      return v(row.accTrdvol);
+    case 'value':
+      return v(row.accTrdval);
+    case 'time':
+      return secsOfTime(row.trdTm);
   }
 }
 
@@ -240,9 +249,7 @@ export class Board {
   private reorder(): void {
     const key = this.sortKey;
     if (key === undefined) return;
-    const sorted = [...this.rows.values()].sort((a, b) =>
-      compareValues(sortValue(key, a.name, a.row), sortValue(key, b.name, b.row), this.sortDir),
-    );
+    const sorted = [...this.rows.values()].sort((a, b) => compareValues(sortValue(key, a.name, a.row), sortValue(key, b.name, b.row), this.sortDir));
     const current = this.tbody.rows;
     if (sorted.every((r, i) => current[i] === r.tr)) return;
     this.tbody.append(...sorted.map((r) => r.tr));

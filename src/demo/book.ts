@@ -73,7 +73,9 @@ export class OrderBook {
     container.replaceChildren();
     const ladderEl = el('div', { class: 'ladder', role: 'table', 'aria-label': 'Order book, 10 levels a side' });
     ladderEl.append(
-      el('div', { class: 'lv head', role: 'row' },
+      el(
+        'div',
+        { class: 'lv head', role: 'row' },
         el('span', { role: 'columnheader', class: 'q' }, 'Ask qty'),
         el('span', { role: 'columnheader', class: 'p' }, 'Price'),
         el('span', { role: 'columnheader', class: 'q' }, 'Bid qty'),
@@ -120,8 +122,7 @@ export class OrderBook {
     const price = el('span', { class: 'p', role: 'cell' }, '');
     const qCell = el('span', { class: 'q', role: 'cell' }, bar, qty);
     const blank = el('span', { class: 'q', role: 'cell' });
-    const tr = el('div', { class: `lv ${side}-row`, role: 'row', 'data-level': level },
-      ...(side === 'ask' ? [qCell, price, blank] : [blank, price, qCell]));
+    const tr = el('div', { class: `lv ${side}-row`, role: 'row', 'data-level': level }, ...(side === 'ask' ? [qCell, price, blank] : [blank, price, qCell]));
     parent.append(tr);
     return { tr, qty, bar, price };
   }

@@ -68,7 +68,12 @@ export class IntradayChart {
       wickDownColor: DOWN,
       priceLineVisible: true,
     });
-    this.volume = this.chart.addSeries(HistogramSeries, { priceScaleId: 'vol', priceFormat: { type: 'volume' }, lastValueVisible: false, priceLineVisible: false });
+    this.volume = this.chart.addSeries(HistogramSeries, {
+      priceScaleId: 'vol',
+      priceFormat: { type: 'volume' },
+      lastValueVisible: false,
+      priceLineVisible: false,
+    });
     this.chart.priceScale('vol').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
   }
 
@@ -130,7 +135,14 @@ export class IntradayChart {
     this.prevLine =
       price === undefined
         ? undefined
-        : this.candles.createPriceLine({ price, color: 'rgba(148, 163, 184, 0.55)', lineWidth: 1, lineStyle: LineStyle.Dashed, axisLabelVisible: true, title: 'prev' });
+        : this.candles.createPriceLine({
+            price,
+            color: 'rgba(148, 163, 184, 0.55)',
+            lineWidth: 1,
+            lineStyle: LineStyle.Dashed,
+            axisLabelVisible: true,
+            title: 'prev',
+          });
   }
 }
 

@@ -9,11 +9,7 @@ type Attrs = Readonly<Record<string, string | number | boolean | undefined>>;
  * Creates an element with attributes (`class`, `aria-*`, `data-*`, …; `false`
  * and `undefined` leave one out) and children (strings become text nodes).
  */
-export function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Attrs = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;

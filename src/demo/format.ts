@@ -36,7 +36,11 @@ export function fmtPct(p: number | null | undefined): string {
 export function fmtCompact(n: number | null | undefined): string {
   if (typeof n !== 'number' || !Number.isFinite(n)) return '–';
   const abs = Math.abs(n);
-  for (const [unit, size] of [['T', 1e12], ['B', 1e9], ['M', 1e6]] as const) {
+  for (const [unit, size] of [
+    ['T', 1e12],
+    ['B', 1e9],
+    ['M', 1e6],
+  ] as const) {
     if (abs >= size) return `${DEC1.format(n / size)}${unit}`;
   }
   return INT.format(n);
@@ -146,7 +150,7 @@ export function marketMarker(feeds: readonly { state: string; opensAt?: number |
 }
 
 function kstClockOnly(epochMs: number): string {
-  const secs = Math.floor(((epochMs / 1000 + 9 * 3600) % 86_400 + 86_400) % 86_400);
+  const secs = Math.floor((((epochMs / 1000 + 9 * 3600) % 86_400) + 86_400) % 86_400);
   return clock(secs);
 }
 

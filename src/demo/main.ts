@@ -81,7 +81,10 @@ function main(): void {
     {
       days: async () => {
         const res = await fetchJson('/recordings');
-        if (!res.ok) throw new Error(((await res.json().catch(() => undefined)) as { error?: { message?: string } } | undefined)?.error?.message ?? `/recordings answered ${res.status}`);
+        if (!res.ok)
+          throw new Error(
+            ((await res.json().catch(() => undefined)) as { error?: { message?: string } } | undefined)?.error?.message ?? `/recordings answered ${res.status}`,
+          );
         return ((await res.json()) as { days: RecordedDay[] }).days;
       },
       play: (choice) => {

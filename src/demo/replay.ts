@@ -121,7 +121,7 @@ export class ReplayControl {
 
   /** Shows the replay clock (a replayed change's `ts`). */
   clock(ts: number): void {
-    setText(this.clockText, clock(Math.floor(((ts / 1000 + 9 * 3600) % 86_400 + 86_400) % 86_400), true));
+    setText(this.clockText, clock(Math.floor((((ts / 1000 + 9 * 3600) % 86_400) + 86_400) % 86_400), true));
   }
 
   /** Shows that the replay played to its end. */

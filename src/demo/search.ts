@@ -183,7 +183,16 @@ export class SymbolSearch {
     }
     list.replaceChildren(
       ...this.matches.map((m, i) =>
-        el('li', { id: `${list.id}-${i}`, role: 'option', 'data-index': i, 'data-code': m.code, 'aria-selected': String(i === this.active), class: i === this.active ? 'active' : undefined },
+        el(
+          'li',
+          {
+            id: `${list.id}-${i}`,
+            role: 'option',
+            'data-index': i,
+            'data-code': m.code,
+            'aria-selected': String(i === this.active),
+            class: i === this.active ? 'active' : undefined,
+          },
           el('span', { class: 'm-name' }, m.abbr || m.name),
           el('span', { class: 'm-code' }, m.code),
           el('span', { class: 'm-market' }, m.market.toUpperCase()),

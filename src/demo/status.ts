@@ -111,14 +111,24 @@ export class StatusPanel {
       el('div', { class: 'kv' }, el('span', { class: 'k' }, 'Connection'), el('span', { class: 'v' }, this.connText, this.rtt)),
       el('div', { class: 'kv' }, el('span', { class: 'k' }, 'Upstream'), el('span', { class: 'v' }, this.upstream)),
       el('div', { class: 'kv multi' }, el('span', { class: 'k' }, 'Feeds'), el('div', { class: 'v' }, this.feedList)),
-      el('div', { class: 'kv multi' }, el('span', { class: 'k' }, 'Call budget'),
-        el('div', { class: 'v budget' },
+      el(
+        'div',
+        { class: 'kv multi' },
+        el('span', { class: 'k' }, 'Call budget'),
+        el(
+          'div',
+          { class: 'v budget' },
           el('div', {}, this.remaining),
           el('span', { class: 'meter', role: 'img', 'aria-label': 'Share of the daily call budget left' }, this.meter),
           this.budgetNote,
         ),
       ),
-      el('div', { class: 'kv' }, el('span', { class: 'k' }, 'Poll interval'), el('span', { class: 'v' }, this.interval, el('span', { class: 'muted' }, ' what the budget affords'))),
+      el(
+        'div',
+        { class: 'kv' },
+        el('span', { class: 'k' }, 'Poll interval'),
+        el('span', { class: 'v' }, this.interval, el('span', { class: 'muted' }, ' what the budget affords')),
+      ),
     );
     this.renderFeeds();
   }
@@ -143,18 +153,38 @@ export class StatusPanel {
 
   /** Takes a feed status from the SDK. */
   feed(s: StatusMsg): void {
-    this.mergeFeed(s.channel, s.market, { state: s.state, intervalMs: s.intervalMs, reason: s.reason, ts: s.ts, calls: undefined, opensAt: s.opensAt, asOf: s.asOf });
+    this.mergeFeed(s.channel, s.market, {
+      state: s.state,
+      intervalMs: s.intervalMs,
+      reason: s.reason,
+      ts: s.ts,
+      calls: undefined,
+      opensAt: s.opensAt,
+      asOf: s.asOf,
+    });
     this.renderFeeds();
   }
 
   /** Takes a `/status` body: budget, feeds, upstream. */
   server(s: ServerStatus): void {
     for (const f of s.feeds ?? []) {
-      this.mergeFeed(f.channel, f.market, { state: f.state, intervalMs: f.intervalMs, reason: f.reason, ts: f.ts ?? 0, calls: f.calls, opensAt: f.opensAt, asOf: f.asOf });
+      this.mergeFeed(f.channel, f.market, {
+        state: f.state,
+        intervalMs: f.intervalMs,
+        reason: f.reason,
+        ts: f.ts ?? 0,
+        calls: f.calls,
+        opensAt: f.opensAt,
+        asOf: f.asOf,
+      });
     }
     this.renderFeeds();
     const up = s.upstream;
-    if (up !== undefined) setText(this.upstream, `${up.simulated ? 'built-in simulator' : 'KRX API'} · ${fmtInt(up.calls ?? 0)} calls${s.clients !== undefined ? ` · ${fmtInt(s.clients)} client${s.clients === 1 ? '' : 's'}` : ''}`);
+    if (up !== undefined)
+      setText(
+        this.upstream,
+        `${up.simulated ? 'built-in simulator' : 'KRX API'} · ${fmtInt(up.calls ?? 0)} calls${s.clients !== undefined ? ` · ${fmtInt(s.clients)} client${s.clients === 1 ? '' : 's'}` : ''}`,
+      );
     this.renderBudget(s.budget);
   }
 
@@ -181,15 +211,19 @@ export class StatusPanel {
     const lo = Math.min(...intervals);
     const hi = Math.max(...intervals);
     setText(this.interval, lo === hi ? fmtDuration(lo) : `${fmtDuration(lo)} – ${fmtDuration(hi)}`);
-    const items = shown.sort(([a], [b]) => a.localeCompare(b)).map(([key, f]) => {
-      const [channel = '', market = ''] = key.split('.');
-      const badge = el('span', { class: `badge ${STATES.includes(f.state as (typeof STATES)[number]) ? f.state : 'error'}` }, f.state.replace('_', ' '));
-      return el('li', { 'data-feed': key, 'data-state': f.state, title: f.reason ?? '' },
-        el('span', { class: 'feed-name' }, channel, el('span', { class: 'muted' }, ` · ${market.toUpperCase()}`)),
-        badge,
-        el('span', { class: 'num feed-interval' }, fmtDuration(f.intervalMs)),
-      );
-    });
+    const items = shown
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([key, f]) => {
+        const [channel = '', market = ''] = key.split('.');
+        const badge = el('span', { class: `badge ${STATES.includes(f.state as (typeof STATES)[number]) ? f.state : 'error'}` }, f.state.replace('_', ' '));
+        return el(
+          'li',
+          { 'data-feed': key, 'data-state': f.state, title: f.reason ?? '' },
+          el('span', { class: 'feed-name' }, channel, el('span', { class: 'muted' }, ` · ${market.toUpperCase()}`)),
+          badge,
+          el('span', { class: 'num feed-interval' }, fmtDuration(f.intervalMs)),
+        );
+      });
     this.feedList.replaceChildren(...items);
   }
 
@@ -208,7 +242,10 @@ export class StatusPanel {
       while (this.samples.length > 2 && this.samples[0]!.at < now - SAMPLE_WINDOW_MS) this.samples.shift();
     }
     const sum = budgetSummary(this.samples, b?.limit ?? null);
-    setText(this.remaining, b?.remaining == null ? 'unknown until the first call' : `${fmtInt(b.remaining)} of ${b.limit == null ? '?' : fmtInt(b.limit)} calls left`);
+    setText(
+      this.remaining,
+      b?.remaining == null ? 'unknown until the first call' : `${fmtInt(b.remaining)} of ${b.limit == null ? '?' : fmtInt(b.limit)} calls left`,
+    );
     this.meter.style.transform = `scaleX(${(sum.left ?? 0).toFixed(4)})`;
     this.meter.classList.toggle('low', sum.left !== undefined && sum.left < 0.1);
     const parts: string[] = [];

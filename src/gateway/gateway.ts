@@ -209,7 +209,8 @@ export class Gateway {
     const path = pathOf(req.url);
     const replayPath = path === `${this.path}/replay`;
     const replay = replayPath ? this.opts.replay : undefined;
-    if (replayPath && replay === undefined) return this.refuseReplay(req, socket, head, wireError('recording_off', 'this server does not record (RECORD=off): no replay'));
+    if (replayPath && replay === undefined)
+      return this.refuseReplay(req, socket, head, wireError('recording_off', 'this server does not record (RECORD=off): no replay'));
     if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);

@@ -83,7 +83,12 @@ function overLimit(s: Session, t: Target): WireError | undefined {
  * are still buffered (`true`: they follow) or a fresh snapshot follows.
  * `since` is undefined when the client's seqs are of another epoch.
  */
-function recoveredOf(ctx: HandlerContext, t: Target, named: Readonly<Record<string, number>>, since: Readonly<Record<string, number>> | undefined): Record<string, boolean> {
+function recoveredOf(
+  ctx: HandlerContext,
+  t: Target,
+  named: Readonly<Record<string, number>>,
+  since: Readonly<Record<string, number>> | undefined,
+): Record<string, boolean> {
   const out: Record<string, boolean> = {};
   const mine = t.wildcard ? undefined : new Set(t.topics);
   for (const topic of Object.keys(named)) {

@@ -21,7 +21,11 @@ import type { SlowPolicy } from './slow.js';
  */
 export interface ReplayEndpoint {
   /** Checks a request's query against the recordings: the parsed query, or a refusal (sent as an `error` frame before close 4004). */
-  check(url: string | undefined): Promise<{ ok: true; query: unknown } | { ok: false; refusal: { readonly status: number; readonly code: 'bad_request' | 'not_recorded'; readonly message: string } }>;
+  check(
+    url: string | undefined,
+  ): Promise<
+    { ok: true; query: unknown } | { ok: false; refusal: { readonly status: number; readonly code: 'bad_request' | 'not_recorded'; readonly message: string } }
+  >;
   /** Completes the upgrade of a checked request and plays its `query` within `limits`. */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: unknown, limits: Limits): void;
   /** Closes every replay (1001). */

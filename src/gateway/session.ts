@@ -162,7 +162,7 @@ export class Session implements Subscriber {
     if (this.outbox !== undefined) this.pump(tick);
     if (this.ws.readyState === OPEN && !this.closing && this.behind === undefined) {
       const { conflateBytes, frameBytes } = this.host.policy;
-      for (let i = 0; i < n; ) {
+      for (let i = 0; i < n;) {
         const room = conflateBytes - this.queued();
         if (room <= 0) {
           let rest = 0;

@@ -131,7 +131,9 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
         ? ['recordings', recordingsRoute]
         : ['page', pageRoute]);
   res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: name, status: String(res.statusCode) }));
-  const cors = CORS_ROUTES.has(name) ? corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, ctx.deps.allowedOrigins) : undefined;
+  const cors = CORS_ROUTES.has(name)
+    ? corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, ctx.deps.allowedOrigins)
+    : undefined;
   if (cors) for (const [k, v] of Object.entries(cors)) res.setHeader(k, v);
   if (req.method === 'OPTIONS' && cors) {
     res.writeHead(204, { ...PREFLIGHT_HEADERS, 'Content-Length': '0' });

@@ -40,7 +40,10 @@ const EXAMPLE_CSP = STRICT_CSP.replace("script-src 'self'", "script-src 'self' '
 );
 
 /** The placeholder page: one inline style, no script at all. */
-const PLACEHOLDER_CSP = STRICT_CSP.replace("script-src 'self'", "script-src 'none'").replace(`style-src 'self' ${CHART_LOGO_STYLE}`, "style-src 'unsafe-inline'");
+const PLACEHOLDER_CSP = STRICT_CSP.replace("script-src 'self'", "script-src 'none'").replace(
+  `style-src 'self' ${CHART_LOGO_STYLE}`,
+  "style-src 'unsafe-inline'",
+);
 
 /** Which page policy applies. */
 export type PageKind = 'app' | 'example' | 'placeholder';

@@ -27,8 +27,7 @@ export function isApiPath(path: string): boolean {
 
 /** What the passthrough resolves a request to: the endpoint and its validated parameters, or an HTTP error. */
 export type ApiRequest =
-  | { ok: true; endpointId: string; params: Record<string, unknown>; endpoint: Endpoint }
-  | { ok: false; status: number; code: string; message: string };
+  { ok: true; endpointId: string; params: Record<string, unknown>; endpoint: Endpoint } | { ok: false; status: number; code: string; message: string };
 
 /**
  * Resolves a passthrough request: the path without `/api` must match a

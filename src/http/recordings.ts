@@ -74,7 +74,8 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
   const toMs = kstMs(date, to);
   const held = (await recordedDay(root, date, src.live))?.summary?.feeds[`${channel}.${market}`];
   if (held === undefined) return sendError(res, 404, 'not_recorded', `no recording of ${channel}.${market} on ${date}`);
-  if (fromMs > held.to || toMs <= held.from) return sendError(res, 404, 'not_recorded', `${channel}.${market} on ${date} is recorded from ${kstTime(held.from)} to ${kstTime(held.to, true)} (KST)`);
+  if (fromMs > held.to || toMs <= held.from)
+    return sendError(res, 404, 'not_recorded', `${channel}.${market} on ${date} is recorded from ${kstTime(held.from)} to ${kstTime(held.to, true)} (KST)`);
   res.writeHead(200, {
     'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     'Content-Disposition': `attachment; filename="${date}-${channel}.${market}.${format}"`,

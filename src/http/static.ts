@@ -82,13 +82,7 @@ export interface StaticOptions {
  * headers.ts (the example pages under `examples/` may run their inline
  * script).
  */
-export async function serveStatic(
-  root: string,
-  urlPath: string,
-  req: IncomingMessage,
-  res: ServerResponse,
-  opts: StaticOptions = {},
-): Promise<boolean> {
+export async function serveStatic(root: string, urlPath: string, req: IncomingMessage, res: ServerResponse, opts: StaticOptions = {}): Promise<boolean> {
   const file = await findFile(root, urlPath);
   if (file === undefined) return false;
   if (!opts.sourceMaps && extname(file).toLowerCase() === '.map') return false;

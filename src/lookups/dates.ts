@@ -56,8 +56,7 @@ export function withDefaultDates(resource: Resource, p: Record<string, unknown>,
   } else if (resource === 'shortsell') {
     out.to ??= today;
     if (out.from === undefined) out.from = d.calendar.tradingDaysBack(out.to as string, (out.count as number | undefined) ?? DEFAULT_COUNT)[0];
-  }
-  else if (resource === 'intraday') out.date ??= lastSessionDate(d);
+  } else if (resource === 'intraday') out.date ??= lastSessionDate(d);
   if (typeof out.from === 'string' && typeof out.to === 'string' && out.from > out.to) {
     return `from (${out.from}) is after to (${out.to})`;
   }

@@ -42,7 +42,7 @@ const DRIFT_TEXT = "The upstream's answer did not match its declared shape (sche
 
 /** The text of a lookup refused past the bridge's on-demand share (the feeds keep their calls). */
 const CLIENT_SHARE_TEXT = "This client's part of the day's lookup share is spent until its reset; cached answers and streaming continue.";
-const SHARE_SPENT_TEXT = "The share of the daily call budget kept for lookups is spent until its reset; streaming continues.";
+const SHARE_SPENT_TEXT = 'The share of the daily call budget kept for lookups is spent until its reset; streaming continues.';
 
 /**
  * The wire error of a failed upstream lookup. Any error with a string
@@ -67,4 +67,3 @@ export function upstreamWireError(err: unknown): WireError {
   }
   return { code: 'internal', message: 'An unexpected server error occurred.' };
 }
-

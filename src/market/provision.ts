@@ -12,11 +12,7 @@ import { REGULAR_HOURS, kstMoment, type Sessions } from './session.js';
  * - `afterClose`: the previous day's data until `at`; the current day's after
  *   it. 400 between the pre-market (08:30) and `at` on trading days.
  */
-export type Provision =
-  | { type: 'realtime'; strict: boolean }
-  | { type: 'batch'; at: string }
-  | { type: 'afterClose'; at: string };
-
+export type Provision = { type: 'realtime'; strict: boolean } | { type: 'batch'; at: string } | { type: 'afterClose'; at: string };
 
 /**
  * When the upstream provides an endpoint's data, on the KRX calendar and

@@ -71,7 +71,11 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Damage found in recordings while reading them. */
-  readonly recordDamage = new Counter({ name: 'krx_recorder_damage_total', help: 'Recording segments found torn or damaged while read', registers: [this.registry] });
+  readonly recordDamage = new Counter({
+    name: 'krx_recorder_damage_total',
+    help: 'Recording segments found torn or damaged while read',
+    registers: [this.registry],
+  });
   /** Errors that reached the process's last line of defence, by kind. */
   readonly processErrors = new Counter({
     name: 'krx_process_errors_total',

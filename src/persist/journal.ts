@@ -240,7 +240,11 @@ export class StateJournal {
   /** Bytes the state files take on disk. */
   async diskBytes(): Promise<number> {
     let n = 0;
-    for (const f of [FILES.snapshot, FILES.journal]) n += await stat(join(this.opts.dir, f)).then((s) => s.size, () => 0);
+    for (const f of [FILES.snapshot, FILES.journal])
+      n += await stat(join(this.opts.dir, f)).then(
+        (s) => s.size,
+        () => 0,
+      );
     return n;
   }
 }

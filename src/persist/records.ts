@@ -28,7 +28,16 @@ export type TopicRecord = z.infer<typeof TopicRecord>;
 /** A feed's last status and when its data was last refreshed. */
 export const FeedRecord = z
   .object({
-    f: z.object({ channel: z.enum(CHANNELS), market: z.enum(MARKETS), state: z.enum(STATES), intervalMs: z.number(), reason: z.string().optional(), ts: z.number() }).passthrough(),
+    f: z
+      .object({
+        channel: z.enum(CHANNELS),
+        market: z.enum(MARKETS),
+        state: z.enum(STATES),
+        intervalMs: z.number(),
+        reason: z.string().optional(),
+        ts: z.number(),
+      })
+      .passthrough(),
     ok: z.number().int().optional(),
   })
   .strict();

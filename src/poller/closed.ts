@@ -54,7 +54,8 @@ export function planClosed(channel: Channel, market: Market, family: Family, mis
     return { source: 'snapshot', calls: planCycle(channel, market, family, new Set(missing.codes), missing.wildcard) };
   }
   const closing = CLOSING_ENDPOINTS[family][channel];
-  if (closing === undefined || !provides(endpoint(closing).provision) || missing.codes.length === 0) return { source: 'none', calls: [], why: NOT_PROVIDED_NOW };
+  if (closing === undefined || !provides(endpoint(closing).provision) || missing.codes.length === 0)
+    return { source: 'none', calls: [], why: NOT_PROVIDED_NOW };
   return { source: 'closing', calls: [...missing.codes].sort().map((code) => ({ endpointId: closing, params: { marketcode: market, issuecode: code } })) };
 }
 

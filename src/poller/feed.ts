@@ -306,12 +306,7 @@ export class Feed {
     return !this.ctx.store.entries(this.channel, this.market).next().done;
   }
 
-  private settle(
-    calls: PlannedCall[],
-    results: PromiseSettledResult<FeedAnswer>[],
-    started: number,
-    interval: number,
-  ): number {
+  private settle(calls: PlannedCall[], results: PromiseSettledResult<FeedAnswer>[], started: number, interval: number): number {
     let firstError: ErrorLike | undefined;
     let drift: string | undefined;
     const usable: { rows: Row[]; ts: number; delta: ListDelta | undefined }[] = [];

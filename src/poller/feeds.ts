@@ -69,13 +69,7 @@ export function isListChannel(channel: Channel): boolean {
  * batches are stable from cycle to cycle); one call per industry code for
  * `index`. Empty when nothing is wanted.
  */
-export function planCycle(
-  channel: Channel,
-  market: Market,
-  family: Family,
-  codes: ReadonlySet<string>,
-  wildcard: boolean,
-): PlannedCall[] {
+export function planCycle(channel: Channel, market: Market, family: Family, codes: ReadonlySet<string>, wildcard: boolean): PlannedCall[] {
   const endpointId = FEED_ENDPOINTS[family][channel];
   if (LIST.has(channel)) return codes.size > 0 || wildcard ? [{ endpointId, params: { marketcode: market } }] : [];
   const sorted = [...codes].sort();

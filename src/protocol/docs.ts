@@ -19,7 +19,8 @@ export function protocolJsonSchema(): Record<string, unknown> {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: 'urn:krx-bridge:protocol:v1',
     title: 'krx-bridge protocol v1',
-    description: 'Client messages (ClientMessage) and server frames (ServerFrame) of protocol v1. Generated from src/protocol/messages.ts; see docs/PROTOCOL.md.',
+    description:
+      'Client messages (ClientMessage) and server frames (ServerFrame) of protocol v1. Generated from src/protocol/messages.ts; see docs/PROTOCOL.md.',
     $defs: {
       ClientMessage: z.toJSONSchema(ClientMsg, { io: 'input', unrepresentable: 'any' }),
       ServerFrame: z.toJSONSchema(ServerFrame, { io: 'output', unrepresentable: 'any' }),

@@ -14,4 +14,3 @@ export function issuesText(error: z.ZodError, max = 3): string {
   const more = error.issues.length > max ? ` (+${error.issues.length - max} more)` : '';
   return parts.join('; ') + more;
 }
-

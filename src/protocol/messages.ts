@@ -34,9 +34,7 @@ export const SubscribeMsg = z
   .strict();
 
 /** `unsubscribe`: stop receiving topics. */
-export const UnsubscribeMsg = z
-  .object({ op: z.literal('unsubscribe'), id: RequestId.optional(), channel, market, codes })
-  .strict();
+export const UnsubscribeMsg = z.object({ op: z.literal('unsubscribe'), id: RequestId.optional(), channel, market, codes }).strict();
 
 /** `get`: one on-demand upstream lookup, answered by `result` or `error`. */
 export const GetMsg = z
@@ -99,9 +97,7 @@ export const WelcomeMsg = z.object({
   resources: z.array(z.enum(RESOURCES)),
   ts,
   /** On a replay connection (`/ws/replay`): the recorded day (`YYYYMMDD`), the window (`HHMMSS` KST) and the speed. */
-  replay: z
-    .object({ date: z.string(), from: z.string(), to: z.string(), speed: z.union([z.number().int().min(1).max(1000), z.literal('max')]) })
-    .optional(),
+  replay: z.object({ date: z.string(), from: z.string(), to: z.string(), speed: z.union([z.number().int().min(1).max(1000), z.literal('max')]) }).optional(),
 });
 
 /** `subscribed`: the topics now subscribed (wildcards as `channel.market.*`). */

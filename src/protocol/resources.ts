@@ -22,9 +22,7 @@ const none = z.object({}).strict();
 export const RESOURCE_PARAMS = {
   master: none,
   selectivemaster: z.object({ fields: z.array(z.string().min(1).max(40)).min(1).max(85) }).strict(),
-  history: z
-    .object({ period: z.enum(['D', 'W', 'M']).default('D'), from: date8.optional(), to: date8.optional(), count: count.optional() })
-    .strict(),
+  history: z.object({ period: z.enum(['D', 'W', 'M']).default('D'), from: date8.optional(), to: date8.optional(), count: count.optional() }).strict(),
   intraday: z
     .object({
       interval: z
@@ -73,7 +71,8 @@ export const RESOURCE_TEXT: Readonly<Record<Resource, string>> = {
   history: 'Daily (D), weekly (W) or monthly (M) bars, newest first, at most 100.',
   intraday: 'Intraday bars of 10, 60 or 600 seconds between two times of one day, at most 100.',
   lists: 'The symbol list of a market (KONEX too): code, standard code, names.',
-  closeprice: 'The closing price of an issue: the last session’s before 08:30 KST and on closed days, the day’s from 15:40; between them the upstream does not provide it (not_provided_now).',
+  closeprice:
+    'The closing price of an issue: the last session’s before 08:30 KST and on closed days, the day’s from 15:40; between them the upstream does not provide it (not_provided_now).',
   investors: 'Trading by investor type: of an issue with `code`, of the market without.',
   shortsell: 'Short selling and lending balances by day.',
   foreignhistory: 'Foreign holding by day, at most 100 rows.',

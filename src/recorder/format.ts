@@ -15,7 +15,14 @@ import { z } from 'zod';
 export const KeyframeStart = z.object({ k: z.literal('K'), t: z.number() }).strict();
 /** One topic's state in a keyframe. */
 export const KeyframeRow = z
-  .object({ k: z.literal('r'), topic: z.string(), seq: z.number().int().positive(), ts: z.number(), row: z.record(z.string(), z.unknown()), crc: z.number().int() })
+  .object({
+    k: z.literal('r'),
+    topic: z.string(),
+    seq: z.number().int().positive(),
+    ts: z.number(),
+    row: z.record(z.string(), z.unknown()),
+    crc: z.number().int(),
+  })
   .strict();
 /** One feed's status in a keyframe (the frame as sent). */
 export const KeyframeStatus = z.object({ k: z.literal('S'), feed: z.string(), f: z.string() }).strict();

@@ -121,7 +121,11 @@ export class Recorder {
     for (const d of await readdir(this.opts.dir).catch(() => [] as string[])) {
       if (!/^\d{8}$/.test(d)) continue;
       days++;
-      for (const f of await readdir(join(this.opts.dir, d)).catch(() => [] as string[])) diskBytes += await stat(join(this.opts.dir, d, f)).then((s) => s.size, () => 0);
+      for (const f of await readdir(join(this.opts.dir, d)).catch(() => [] as string[]))
+        diskBytes += await stat(join(this.opts.dir, d, f)).then(
+          (s) => s.size,
+          () => 0,
+        );
     }
     return { dir: this.opts.dir, diskBytes, days, written: this.written, dropped: this.dropped };
   }

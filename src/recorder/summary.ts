@@ -12,7 +12,9 @@ import type { RecordLine } from './format.js';
  */
 
 /** One feed's part of a segment: `from`/`to` ms epoch of its first and last line, its changes and bytes (uncompressed). */
-export const FeedSummary = z.object({ from: z.number(), to: z.number(), changes: z.number().int().nonnegative(), bytes: z.number().int().nonnegative() }).strict();
+export const FeedSummary = z
+  .object({ from: z.number(), to: z.number(), changes: z.number().int().nonnegative(), bytes: z.number().int().nonnegative() })
+  .strict();
 /** One feed's part of a segment (type). */
 export type FeedSummary = z.infer<typeof FeedSummary>;
 

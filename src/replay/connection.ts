@@ -100,7 +100,9 @@ export class ReplayConnection {
       else this.ws.ping();
     }, opts.heartbeatMs);
     this.beat.unref();
-    this.outbox.send(welcomeFrame(opts.server, `replay-${q.date}`, opts.heartbeatMs, limits, Date.now(), { date: q.date, from: q.from, to: q.to, speed: q.speed }));
+    this.outbox.send(
+      welcomeFrame(opts.server, `replay-${q.date}`, opts.heartbeatMs, limits, Date.now(), { date: q.date, from: q.from, to: q.to, speed: q.speed }),
+    );
   }
 
   /** Ends the replay with a server close code. */

@@ -52,7 +52,11 @@ export const SimEnv = z.object({
 
 /** Parses the environment; on a bad setting returns one line that names it. */
 export function parseSimEnv(env: NodeJS.ProcessEnv): { ok: true; value: z.infer<typeof SimEnv> } | { ok: false; message: string } {
-  const picked = Object.fromEntries(Object.keys(SimEnv.shape).filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+  const picked = Object.fromEntries(
+    Object.keys(SimEnv.shape)
+      .filter((k) => env[k] !== undefined && env[k] !== '')
+      .map((k) => [k, env[k]]),
+  );
   const r = SimEnv.safeParse(picked);
   if (r.success) return { ok: true, value: r.data };
   const issue = r.error.issues[0]!;

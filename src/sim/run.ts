@@ -63,4 +63,3 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
 }
-

@@ -89,7 +89,12 @@ export class Simulator {
   constructor(opts: SimulatorOptions = {}) {
     const now = opts.now ?? Date.now;
     const seed = seedOf(opts.seed ?? 1);
-    this.clock = new SimClock({ mode: opts.clock ?? 'open', now, ...(opts.speed !== undefined ? { speed: opts.speed } : {}), ...(opts.sessions ? { sessions: opts.sessions } : {}) });
+    this.clock = new SimClock({
+      mode: opts.clock ?? 'open',
+      now,
+      ...(opts.speed !== undefined ? { speed: opts.speed } : {}),
+      ...(opts.sessions ? { sessions: opts.sessions } : {}),
+    });
     this.market = new Market(seed, this.clock.marketTime(), this.clock.sessions);
     this.faults = new FaultSwitch(seed, opts.faults ?? {});
     this.stats = new Stats(now);
@@ -124,12 +129,39 @@ export class Simulator {
   truth(code: string): Record<string, unknown> | undefined {
     const m = this.market;
     const issue = m.universe.byCode.get(code);
-    if (issue) return { kind: 'issue', code, market: issue.market, name: issue.korAbbrv, ...m.params[issue.idx], ...m.live[issue.idx], generation: m.generation };
+    if (issue)
+      return { kind: 'issue', code, market: issue.market, name: issue.korAbbrv, ...m.params[issue.idx], ...m.live[issue.idx], generation: m.generation };
     const idx = m.indexLive.get(code);
-    if (idx) return { kind: 'index', code, prevClose: idx.prevClose, value: idx.value, open: idx.open, high: idx.high, low: idx.low, vol: idx.vol, val: idx.val, generation: m.generation };
+    if (idx)
+      return {
+        kind: 'index',
+        code,
+        prevClose: idx.prevClose,
+        value: idx.value,
+        open: idx.open,
+        high: idx.high,
+        low: idx.low,
+        vol: idx.vol,
+        val: idx.val,
+        generation: m.generation,
+      };
     const c = m.contract(code);
     const l = c ? m.contractLive.get(c.code) : undefined;
-    if (c && l) return { kind: 'contract', code: c.code, base: l.base, last: l.last, open: l.open, high: l.high, low: l.low, vol: l.vol, val: l.val, bid: l.bid, ask: l.ask, generation: m.generation };
+    if (c && l)
+      return {
+        kind: 'contract',
+        code: c.code,
+        base: l.base,
+        last: l.last,
+        open: l.open,
+        high: l.high,
+        low: l.low,
+        vol: l.vol,
+        val: l.val,
+        bid: l.bid,
+        ask: l.ask,
+        generation: m.generation,
+      };
     return undefined;
   }
 
@@ -226,7 +258,9 @@ export class Simulator {
     const hit = this.cache.get(key);
     if (hit) return hit;
     const out = build(this.market, match.endpoint, requestParams(match, url.searchParams));
-    const answer = out.ok ? { status: 200, text: JSON.stringify(envelope(match.endpoint, out.body)) } : { status: 400, text: JSON.stringify(ERROR_BODIES[out.refusal]) };
+    const answer = out.ok
+      ? { status: 200, text: JSON.stringify(envelope(match.endpoint, out.body)) }
+      : { status: 400, text: JSON.stringify(ERROR_BODIES[out.refusal]) };
     this.cache.set(key, answer);
     return answer;
   }

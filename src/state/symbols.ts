@@ -108,7 +108,17 @@ export class SymbolDirectory {
     for (const [mk, m] of this.markets) {
       if (market && mk !== market) continue;
       for (const s of m.values()) {
-        if (q && !(fold(s.code).includes(q) || fold(s.stdCode).includes(q) || fold(s.name).includes(q) || fold(s.abbr).includes(q) || (s.engName !== undefined && fold(s.engName).includes(q)))) continue;
+        if (
+          q &&
+          !(
+            fold(s.code).includes(q) ||
+            fold(s.stdCode).includes(q) ||
+            fold(s.name).includes(q) ||
+            fold(s.abbr).includes(q) ||
+            (s.engName !== undefined && fold(s.engName).includes(q))
+          )
+        )
+          continue;
         if (skip > 0) {
           skip--;
           continue;

@@ -252,6 +252,9 @@ export class OnDemandCache {
     }
     this.entries.delete(key);
     const v = entry.value;
-    this.entries.set(key, v ? { value: { data: v.data, receivedAt: v.receivedAt, ...(v.dropped ? { dropped: v.dropped } : {}) }, expires: entry.expires } : entry);
+    this.entries.set(
+      key,
+      v ? { value: { data: v.data, receivedAt: v.receivedAt, ...(v.dropped ? { dropped: v.dropped } : {}) }, expires: entry.expires } : entry,
+    );
   }
 }

@@ -183,10 +183,8 @@ const NAV_HISTORY = withList({ isuSrtCd: 'c' }, 'hisLists', F.NAV_ROW, { rowKey:
 const PDF = withList(F.PDF_TOP, 'Lists', F.PDF_ROW, { rowKey: 'isuCd' });
 const HOLIDAYS = withList(F.HOLIDAY_TOP, 'lists', 's8');
 
-const mqList = (row: FieldTable, required: string[]) =>
-  withList(F.MQ_TOP, 'isuLists', row, { aliases: ['isulist'], rowKey: 'isuSrtCd', required });
-const mqMulti = (row: FieldTable, required: string[]) =>
-  withList({}, 'isulist', row, { aliases: ['isuLists', 'isuList'], rowKey: 'isuSrtCd', required });
+const mqList = (row: FieldTable, required: string[]) => withList(F.MQ_TOP, 'isuLists', row, { aliases: ['isulist'], rowKey: 'isuSrtCd', required });
+const mqMulti = (row: FieldTable, required: string[]) => withList({}, 'isulist', row, { aliases: ['isuLists', 'isuList'], rowKey: 'isuSrtCd', required });
 
 // --- provision -------------------------------------------------------------
 
@@ -284,36 +282,35 @@ const V2_STOCKS: Def[] = [
   v2Stocks('history', 'Daily, weekly or monthly bars', { kind: 'closing', provision: BATCH, response: HISTORY, query: HIST_Q }),
 ];
 
-const V2_EXTRA: Def[] = ([
-  { ...v2Stocks('pdf', 'ETF constituents', { kind: 'extra', provision: BATCH, response: PDF, envelope: 'bare' }), id: 'v2.extra.pdf' },
-  { ...v2Stocks('nav', 'ETF net asset value, realtime', { kind: 'extra', provision: REALTIME, response: top(F.NAV) }), id: 'v2.extra.nav' },
-  {
-    ...v2Stocks('navhistory', 'ETF net asset value by day', {
+const V2_EXTRA: Def[] = (
+  [
+    { ...v2Stocks('pdf', 'ETF constituents', { kind: 'extra', provision: BATCH, response: PDF, envelope: 'bare' }), id: 'v2.extra.pdf' },
+    { ...v2Stocks('nav', 'ETF net asset value, realtime', { kind: 'extra', provision: REALTIME, response: top(F.NAV) }), id: 'v2.extra.nav' },
+    {
+      ...v2Stocks('navhistory', 'ETF net asset value by day', {
+        kind: 'extra',
+        provision: BATCH,
+        response: NAV_HISTORY,
+        query: HIST_Q,
+      }),
+      id: 'v2.extra.navhistory',
+    },
+    {
+      id: 'v2.extra.holiday',
+      title: 'Market holidays of a country',
+      path: '/v2/market/stocks/{nationcode}/holiday',
+      envelope: 'bare',
       kind: 'extra',
-      provision: BATCH,
-      response: NAV_HISTORY,
-      query: HIST_Q,
-    }),
-    id: 'v2.extra.navhistory',
-  },
-  {
-    id: 'v2.extra.holiday',
-    title: 'Market holidays of a country',
-    path: '/v2/market/stocks/{nationcode}/holiday',
-    envelope: 'bare',
-    kind: 'extra',
-    provision: REALTIME,
-    response: HOLIDAYS,
-  },
-] satisfies Def[]).map((d) => ({ ...d, ended: '2024-06-30' }));
+      provision: REALTIME,
+      response: HOLIDAYS,
+    },
+  ] satisfies Def[]
+).map((d) => ({ ...d, ended: '2024-06-30' }));
 
 const mq = (family: 'v2' | 'v3', name: string, title: string, response: ResponseSpec, multi: boolean): Def => ({
   id: `${family}.${family === 'v3' ? 'realtime.' : ''}multiquote.${name}`,
   title,
-  path:
-    family === 'v2'
-      ? `/v2/market/multiquote/stocks/{marketcode}/${name}`
-      : `/v3/market/realtime/{marketcode}/multiquote/stocks/${name}`,
+  path: family === 'v2' ? `/v2/market/multiquote/stocks/{marketcode}/${name}` : `/v3/market/realtime/{marketcode}/multiquote/stocks/${name}`,
   markets: STOCK_MARKETS,
   envelope: multi ? 'wrapped' : 'bare',
   kind: 'realtime',
@@ -331,14 +328,9 @@ const MULTIQUOTE = (family: 'v2' | 'v3'): Def[] => [
   mq(family, 'orderbook', '10-level order book of up to 20 issues', mqMulti(F.ORDERBOOK_10, ['askStep1BstordPrc']), true),
 ];
 
-const derivative = (
-  product: 'futures' | 'options',
-  family: 'v2' | 'v3-closed' | 'v3-realtime',
-): Def[] => {
+const derivative = (product: 'futures' | 'options', family: 'v2' | 'v3-closed' | 'v3-realtime'): Def[] => {
   const base =
-    family === 'v2'
-      ? `/v2/market/${product}/{marketcode}`
-      : `/v3/market/${family === 'v3-closed' ? 'closed' : 'realtime'}/derivative/${product}/{marketcode}`;
+    family === 'v2' ? `/v2/market/${product}/{marketcode}` : `/v3/market/${family === 'v3-closed' ? 'closed' : 'realtime'}/derivative/${product}/{marketcode}`;
   const idBase = family === 'v2' ? `v2.${product}` : `v3.${family === 'v3-closed' ? 'closed' : 'realtime'}.${product}`;
   const d = (
     name: string,
@@ -532,51 +524,53 @@ const V3_INVESTORS: Def[] = [
   },
 ];
 
-const V3_EXTRA: Def[] = ([
-  {
-    id: 'v3.extra.pdf',
-    title: 'ETF constituents',
-    path: '/v3/market/extra/stocks/{marketcode}/{issuecode}/pdf',
-    markets: STOCK_MARKETS,
-    code: 'stock',
-    envelope: 'bare',
-    kind: 'extra',
-    provision: BATCH,
-    response: PDF,
-  },
-  {
-    id: 'v3.extra.nav',
-    title: 'ETF net asset value, realtime',
-    path: '/v3/market/extra/stocks/{marketcode}/{issuecode}/nav',
-    markets: STOCK_MARKETS,
-    code: 'stock',
-    envelope: 'wrapped',
-    kind: 'extra',
-    provision: REALTIME,
-    response: top(F.NAV),
-  },
-  {
-    id: 'v3.extra.navhistory',
-    title: 'ETF net asset value by day',
-    path: '/v3/market/extra/stocks/{marketcode}/{issuecode}/navhistory',
-    markets: STOCK_MARKETS,
-    code: 'stock',
-    envelope: 'wrapped',
-    kind: 'extra',
-    provision: BATCH,
-    response: NAV_HISTORY,
-    query: HIST_Q,
-  },
-  {
-    id: 'v3.extra.holiday',
-    title: 'Market holidays of a country',
-    path: '/v3/market/extra/stocks/{nationcode}/holiday',
-    envelope: 'bare',
-    kind: 'extra',
-    provision: REALTIME,
-    response: HOLIDAYS,
-  },
-] satisfies Def[]).map((d) => ({ ...d, ended: '2024-06-30' }));
+const V3_EXTRA: Def[] = (
+  [
+    {
+      id: 'v3.extra.pdf',
+      title: 'ETF constituents',
+      path: '/v3/market/extra/stocks/{marketcode}/{issuecode}/pdf',
+      markets: STOCK_MARKETS,
+      code: 'stock',
+      envelope: 'bare',
+      kind: 'extra',
+      provision: BATCH,
+      response: PDF,
+    },
+    {
+      id: 'v3.extra.nav',
+      title: 'ETF net asset value, realtime',
+      path: '/v3/market/extra/stocks/{marketcode}/{issuecode}/nav',
+      markets: STOCK_MARKETS,
+      code: 'stock',
+      envelope: 'wrapped',
+      kind: 'extra',
+      provision: REALTIME,
+      response: top(F.NAV),
+    },
+    {
+      id: 'v3.extra.navhistory',
+      title: 'ETF net asset value by day',
+      path: '/v3/market/extra/stocks/{marketcode}/{issuecode}/navhistory',
+      markets: STOCK_MARKETS,
+      code: 'stock',
+      envelope: 'wrapped',
+      kind: 'extra',
+      provision: BATCH,
+      response: NAV_HISTORY,
+      query: HIST_Q,
+    },
+    {
+      id: 'v3.extra.holiday',
+      title: 'Market holidays of a country',
+      path: '/v3/market/extra/stocks/{nationcode}/holiday',
+      envelope: 'bare',
+      kind: 'extra',
+      provision: REALTIME,
+      response: HOLIDAYS,
+    },
+  ] satisfies Def[]
+).map((d) => ({ ...d, ended: '2024-06-30' }));
 
 /** Every endpoint, in document order. */
 export const CATALOGUE: readonly Endpoint[] = [

@@ -275,7 +275,10 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
 
   #logSuccess(r: UpstreamResult, progress: Progress): void {
     const fields = { endpoint: r.endpoint.id, path: progress.path, status: r.status, ms: Math.round(r.ms), attempts: progress.attempts };
-    this.#log.debug({ ...fields, rows: r.rows.length, dropped: r.dropped, ...(progress.plain !== undefined ? { plain: progress.plain } : {}) }, 'upstream call');
+    this.#log.debug(
+      { ...fields, rows: r.rows.length, dropped: r.dropped, ...(progress.plain !== undefined ? { plain: progress.plain } : {}) },
+      'upstream call',
+    );
     if (r.dropped > 0) {
       this.#log.warn({ ...fields, dropped: r.dropped, issues: r.issues.slice(0, 3) }, 'upstream rows dropped');
     }

@@ -78,5 +78,8 @@ export function currentSection(readme: string): string {
   const start = readme.indexOf(SECTION_START);
   const end = readme.indexOf(SECTION_END);
   if (start < 0 || end < 0 || end < start) throw new Error(`docs/UPSTREAM.md needs ${SECTION_START} … ${SECTION_END}`);
-  return readme.slice(start + SECTION_START.length, end).replace(/^\n/, '').replace(/\n$/, '');
+  return readme
+    .slice(start + SECTION_START.length, end)
+    .replace(/^\n/, '')
+    .replace(/\n$/, '');
 }

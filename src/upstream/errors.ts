@@ -201,12 +201,7 @@ function codeOf(status: number, text: string): UpstreamErrorCode {
  * for a 400, from the body's text via `classify400`); the message names the
  * endpoint, the status and the upstream's own text. Pure.
  */
-export function errorFromResponse(
-  status: number,
-  bodyText: string,
-  endpointId: string,
-  opts: ErrorFromResponseOptions = {},
-): UpstreamError {
+export function errorFromResponse(status: number, bodyText: string, endpointId: string, opts: ErrorFromResponseOptions = {}): UpstreamError {
   const raw = upstreamText(bodyText);
   const text = opts.secrets?.length ? scrubSecrets(raw, opts.secrets) : raw;
   const code = codeOf(status, text);

@@ -105,12 +105,7 @@ export function coerceValue(type: FieldType, v: unknown): Scalar | undefined {
  * reason string when a declared field holds an unusable value, the row key
  * is missing, or a required field is absent.
  */
-export function normaliseRow(
-  raw: unknown,
-  table: FieldTable,
-  rowKey?: string,
-  required?: readonly string[],
-): Row | string {
+export function normaliseRow(raw: unknown, table: FieldTable, rowKey?: string, required?: readonly string[]): Row | string {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return 'row is not an object';
   const src = raw as Record<string, unknown>;
   // Most rows arrive as declared: keep the parsed object instead of copying it.

@@ -78,9 +78,7 @@ export const intradayCycle = z
 /** Requested row count, 1..100. */
 export const rowCount = z.coerce.number().int().min(1).max(MAX_ROWS_PER_CALL);
 /** Field names wanted from selectivemaster (sent as bare query flags). */
-export const selectiveFields = z
-  .array(z.enum(SELECTIVE_MASTER_FIELDS as [string, ...string[]]))
-  .min(1, 'name at least one field');
+export const selectiveFields = z.array(z.enum(SELECTIVE_MASTER_FIELDS as [string, ...string[]])).min(1, 'name at least one field');
 
 /** Query-parameter schemas by upstream name. */
 export const QUERY = {

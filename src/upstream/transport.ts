@@ -170,16 +170,9 @@ export class Transport {
     if (!this.#pool.destroyed) await this.#pool.destroy();
   }
 
-  #shouldRetry(
-    attempt: number,
-    res: { status: number } | undefined,
-    failure: UpstreamError | undefined,
-    opts: RequestOptions,
-  ): boolean {
+  #shouldRetry(attempt: number, res: { status: number } | undefined, failure: UpstreamError | undefined, opts: RequestOptions): boolean {
     if (attempt >= this.#retries || opts.signal?.aborted) return false;
-    const outage = failure
-      ? failure.code === 'network' || (failure.code === 'timeout' && this.#retryTimeouts)
-      : res!.status >= 500 && res!.status <= 599;
+    const outage = failure ? failure.code === 'network' || (failure.code === 'timeout' && this.#retryTimeouts) : res!.status >= 500 && res!.status <= 599;
     return outage && (opts.canRetry?.() ?? true);
   }
 

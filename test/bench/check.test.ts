@@ -6,7 +6,16 @@ const ALL = ['fanout', 'snapshot', 'e2e', 'connections', 'cycle', 'economy'];
 const PEERS = ['bridge', 'socketio', 'naive', 'floor'];
 
 function results(
-  over: { cpuVsFloor?: number; lost?: number; rss?: number; economy?: number; snapshot?: unknown; cycle?: number; e2eRatio?: number | null; e2eLost?: number } = {},
+  over: {
+    cpuVsFloor?: number;
+    lost?: number;
+    rss?: number;
+    economy?: number;
+    snapshot?: unknown;
+    cycle?: number;
+    e2eRatio?: number | null;
+    e2eLost?: number;
+  } = {},
 ): Results {
   return {
     machine: {},
@@ -58,7 +67,12 @@ describe('bench targets', () => {
   });
 
   it('holds the recorder to its cost, its bytes per change and no drops', () => {
-    const run = (rec: Record<string, number>) => checkResults({ ...results(), recorder: { ratioToOff: 1.5, bytesPerChange: 420, storedBytesPerChange: 43, dropped: 0, ...rec } as never }, ['recorder'], PEERS);
+    const run = (rec: Record<string, number>) =>
+      checkResults(
+        { ...results(), recorder: { ratioToOff: 1.5, bytesPerChange: 420, storedBytesPerChange: 43, dropped: 0, ...rec } as never },
+        ['recorder'],
+        PEERS,
+      );
     const good = run({});
     expect(good.map((o) => o.name)).toEqual(['recorder cycle on vs off', 'recorder bytes/change', 'recorder stored bytes/change', 'recorder dropped']);
     expect(good.every((o) => o.met && o.withinCi)).toBe(true);
@@ -82,10 +96,20 @@ describe('bench targets', () => {
   it('holds a stalled client to kilobytes, and fails a stall the clients never caught up from', () => {
     const stalled = { rssKbPerStalled: 40, liveKbPerStalled: 35, normal: { p99Ms: 20, lost: 0 }, catchUpMs: 300 };
     const out = checkResults({ ...results(), stalled } as Results, ['stalled'], PEERS);
-    expect(out.map((o) => o.name)).toEqual(['stalled RSS KB/client', 'stalled live KB/client', 'stalled normal p99 ms', 'stalled normal lost', 'stalled catch-up ms']);
+    expect(out.map((o) => o.name)).toEqual([
+      'stalled RSS KB/client',
+      'stalled live KB/client',
+      'stalled normal p99 ms',
+      'stalled normal lost',
+      'stalled catch-up ms',
+    ]);
     expect(out.every((o) => o.met && o.withinCi)).toBe(true);
     // Megabytes per stalled client, as when each kept a conflated queue of bytes, are past the CI limits.
-    const before = checkResults({ ...results(), stalled: { ...stalled, rssKbPerStalled: 735, liveKbPerStalled: 1065, catchUpMs: undefined } } as Results, ['stalled'], PEERS);
+    const before = checkResults(
+      { ...results(), stalled: { ...stalled, rssKbPerStalled: 735, liveKbPerStalled: 1065, catchUpMs: undefined } } as Results,
+      ['stalled'],
+      PEERS,
+    );
     expect(before.filter((o) => !o.withinCi).map((o) => o.name)).toEqual(['stalled RSS KB/client', 'stalled live KB/client', 'stalled catch-up ms']);
   });
 

@@ -111,7 +111,15 @@ describe('procstat', () => {
 
 describe('table', () => {
   it('aligns the first column left and the rest right', () => {
-    expect(table(['peer', 'n'], [['bridge', '1'], ['ws', '100']])).toBe('peer      n\n------  ---\nbridge    1\nws      100');
+    expect(
+      table(
+        ['peer', 'n'],
+        [
+          ['bridge', '1'],
+          ['ws', '100'],
+        ],
+      ),
+    ).toBe('peer      n\n------  ---\nbridge    1\nws      100');
     expect(num(12345.678, 1)).toBe('12,345.7');
     expect(num(NaN)).toBe('–');
   });

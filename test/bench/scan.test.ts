@@ -50,10 +50,19 @@ describe('scanUpdates', () => {
       { type: 'patch', topic: 'quote.kospi.A0001X', seq: 4, ts: 3, ops: ops([1712345678999000]), crc: 0 },
     ]);
     const seen: unknown[] = [];
-    const sink: FrameSink = { patch: (slot, seq, ts) => seen.push([slot, seq, ts]), snapshot: () => undefined, unknown: () => seen.push('unknown'), other: () => undefined };
+    const sink: FrameSink = {
+      patch: (slot, seq, ts) => seen.push([slot, seq, ts]),
+      snapshot: () => undefined,
+      unknown: () => seen.push('unknown'),
+      other: () => undefined,
+    };
     expect(scanUpdates(frame, slots, sink, '"path":"/answeredUs","value":')).toBe(3);
     // The second patch has no stamp: the third's must not be taken for it.
-    expect(seen).toEqual([[0, 2, 1712345678901.234], [1, 3, NaN], [2, 4, 1712345678999]]);
+    expect(seen).toEqual([
+      [0, 2, 1712345678901.234],
+      [1, 3, NaN],
+      [2, 4, 1712345678999],
+    ]);
   });
 
   it('reads a single message frame', () => {

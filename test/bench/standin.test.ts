@@ -5,7 +5,10 @@ import { wallMs } from '../../bench/lib/market.js';
 import { STAMP_FIELD, StandIn } from '../../bench/upstream/standin.js';
 
 const KEY = 'bench-key';
-const QUOTES = { kospi: endpoint('v2.multiquote.lists').path.replace('{marketcode}', 'kospi'), kosdaq: endpoint('v3.realtime.multiquote.lists').path.replace('{marketcode}', 'kosdaq') };
+const QUOTES = {
+  kospi: endpoint('v2.multiquote.lists').path.replace('{marketcode}', 'kospi'),
+  kosdaq: endpoint('v3.realtime.multiquote.lists').path.replace('{marketcode}', 'kosdaq'),
+};
 
 let standIn: StandIn | undefined;
 afterEach(async () => {

@@ -64,7 +64,10 @@ async function feedCalls(b: CliBridge): Promise<Record<string, number>> {
 
 /** The last `status` a client got for a channel. */
 function statusOf(c: TestClient, channel: string): StatusMsg | undefined {
-  return c.ofType('status').filter((s) => s.channel === channel).at(-1);
+  return c
+    .ofType('status')
+    .filter((s) => s.channel === channel)
+    .at(-1);
 }
 
 async function readyClient(b: CliBridge): Promise<TestClient> {
@@ -95,13 +98,27 @@ const CASES: Case[] = [
   { at: '2026-11-24 08:29', what: 'before the pre-market', state: 'closed', opens: '2026-11-24 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-11-24 08:30', what: 'the pre-market', state: 'live', opens: null, calls: LISTS },
   { at: '2026-11-24 09:00', what: 'the open', state: 'live', opens: null, calls: LISTS },
-  { at: '2026-11-24 15:30', what: 'the close, before after-hours', state: 'closed', opens: '2026-11-25 09:00', calls: { [LISTS]: 1, [BOOK]: 1 }, book: 'market closed' },
+  {
+    at: '2026-11-24 15:30',
+    what: 'the close, before after-hours',
+    state: 'closed',
+    opens: '2026-11-25 09:00',
+    calls: { [LISTS]: 1, [BOOK]: 1 },
+    book: 'market closed',
+  },
   { at: '2026-11-24 15:40', what: 'after-hours at the close', state: 'live', opens: null, calls: LISTS },
   { at: '2026-11-24 18:00', what: 'the end of after-hours', state: 'closed', opens: '2026-11-25 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-12-25 10:00', what: 'Christmas', state: 'closed', opens: '2026-12-28 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-09-25 10:00', what: 'Chuseok', state: 'closed', opens: '2026-09-28 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-12-31 10:00', what: 'the year-end closure', state: 'closed', opens: '2027-01-04 10:00', calls: { [CLOSE]: 2 }, book: NOTHING },
-  { at: '2027-01-04 09:10', what: 'the New Year late open, before its pre-market', state: 'closed', opens: '2027-01-04 10:00', calls: { [CLOSE]: 2 }, book: NOTHING },
+  {
+    at: '2027-01-04 09:10',
+    what: 'the New Year late open, before its pre-market',
+    state: 'closed',
+    opens: '2027-01-04 10:00',
+    calls: { [CLOSE]: 2 },
+    book: NOTHING,
+  },
   { at: '2027-01-04 09:40', what: 'the New Year late pre-market', state: 'live', opens: null, calls: LISTS },
   { at: '2026-11-19 09:10', what: 'the exam day, before its pre-market', state: 'closed', opens: '2026-11-19 10:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-11-19 16:10', what: 'the exam day, still trading', state: 'live', opens: null, calls: LISTS },
@@ -153,7 +170,10 @@ describe('around the clock: `npm start` under a set wall clock', () => {
   it('a closed-market subscribe with nothing saved makes one call per feed, and none in the following minute (the clock at 20×)', async () => {
     // Saturday 20:00 KST; the bridge's clock and timers run 20 times faster than real time.
     // Timeouts and the ping interval are in the bridge's time: long enough that 20× does not make a loaded machine look dead.
-    const b = await startCli({ SIM_CLOCK: 'kst', NAMES_PER_DAY: '0', UPSTREAM_TIMEOUT_MS: '60000', HEARTBEAT_MS: '600000' }, { faketime: utcOf('2026-11-28 20:00'), speed: 20, entry });
+    const b = await startCli(
+      { SIM_CLOCK: 'kst', NAMES_PER_DAY: '0', UPSTREAM_TIMEOUT_MS: '60000', HEARTBEAT_MS: '600000' },
+      { faketime: utcOf('2026-11-28 20:00'), speed: 20, entry },
+    );
     try {
       const c = await readyClient(b);
       c.send({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['005930'] });

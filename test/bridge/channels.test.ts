@@ -84,7 +84,11 @@ describe('bridge channels against the simulator', () => {
         const t = await truth(tb, id, params);
         for (const code of feed.endsWith('kospi') ? kospi : kosdaq) expect(c.rows.get(`${feed}.${code}`), `${feed}.${code}`).toEqual(t.get(code));
       }
-      for (const [market, code] of [['kospi', 'K1'], ['kospi', 'K2'], ['kosdaq', 'Q1']] as const) {
+      for (const [market, code] of [
+        ['kospi', 'K1'],
+        ['kospi', 'K2'],
+        ['kosdaq', 'Q1'],
+      ] as const) {
         const t = await truth(tb, market === 'kospi' ? 'v2.index.index' : 'v3.realtime.index.index', { marketcode: market, issuecode: code });
         expect(c.rows.get(`index.${market}.${code}`)).toEqual(t.get(code));
       }

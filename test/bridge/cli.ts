@@ -55,7 +55,11 @@ export async function buildCli(): Promise<{ entry: string; remove: () => void }>
   mkdirSync(dir, { recursive: true });
   copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   const dist = join(dir, 'dist');
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', dist, '--tsBuildInfoFile', join(dist, '.tsbuildinfo')], { cwd: ROOT });
+  await promisify(execFile)(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', dist, '--tsBuildInfoFile', join(dist, '.tsbuildinfo')],
+    { cwd: ROOT },
+  );
   await buildDemo({ outDir: join(dist, 'public') });
   return { entry: join(dist, 'cli.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -65,7 +69,12 @@ export async function startCli(env: Record<string, string> = {}, opts: CliOption
   let out = '';
   let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const fake = opts.faketime
-    ? { TZ: 'UTC', LD_PRELOAD: LIBFAKETIME, FAKETIME: `@${opts.faketime}${opts.speed ? ` x${opts.speed}` : ''}`, ...(opts.speed ? {} : { FAKETIME_DONT_FAKE_MONOTONIC: '1' }) }
+    ? {
+        TZ: 'UTC',
+        LD_PRELOAD: LIBFAKETIME,
+        FAKETIME: `@${opts.faketime}${opts.speed ? ` x${opts.speed}` : ''}`,
+        ...(opts.speed ? {} : { FAKETIME_DONT_FAKE_MONOTONIC: '1' }),
+      }
     : {};
   const child = spawn(process.execPath, opts.entry ? [opts.entry] : ['--import', 'tsx', 'src/cli.ts'], {
     cwd: ROOT,

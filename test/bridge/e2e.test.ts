@@ -27,7 +27,15 @@ describe('npm start', () => {
     const [cmd, ...args] = pkg.scripts.start!.split(' ');
     child = spawn(cmd!, args, {
       cwd: root,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', UPSTREAM_URL: '', UPSTREAM_API_KEY: '', DATA_DIR: mkdtempSync(join(tmpdir(), 'krx-e2e-')) },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        UPSTREAM_URL: '',
+        UPSTREAM_API_KEY: '',
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'krx-e2e-')),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -43,7 +51,11 @@ describe('npm start', () => {
   });
 
   it('says in its first log lines that it runs against the built-in simulator', () => {
-    const first = out.split('\n').filter((l) => l.startsWith('{')).slice(0, 3).join('\n');
+    const first = out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .slice(0, 3)
+      .join('\n');
     expect(first).toMatch(/no UPSTREAM_URL set: starting the built-in simulator/);
   });
 

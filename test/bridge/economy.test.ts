@@ -35,7 +35,10 @@ describe('bridge upstream economy', () => {
   }, 20_000);
 
   it('book for 45 codes makes exactly 3 calls per cycle', async () => {
-    const symbols = tb.bridge.symbols.list('kosdaq').slice(0, 45).map((s) => s.code);
+    const symbols = tb.bridge.symbols
+      .list('kosdaq')
+      .slice(0, 45)
+      .map((s) => s.code);
     expect(symbols).toHaveLength(45);
     const c = await connect(tb);
     await c.request({ op: 'subscribe', channel: 'book', market: 'kosdaq', codes: symbols });

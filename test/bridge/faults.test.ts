@@ -24,7 +24,11 @@ describe('bridge under upstream faults', () => {
     await tb?.bridge.stop();
   });
 
-  const states = () => c.ofType('status').filter((s: StatusMsg) => s.channel === 'quote' && s.market === 'kospi').map((s) => s.state);
+  const states = () =>
+    c
+      .ofType('status')
+      .filter((s: StatusMsg) => s.channel === 'quote' && s.market === 'kospi')
+      .map((s) => s.state);
 
   it('429: rate_limited, no calls until the reset, then live again', async () => {
     const sim = tb.bridge.sim!;

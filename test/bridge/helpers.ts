@@ -22,7 +22,16 @@ export interface TestBridge {
 
 /** Starts a bridge on port 0 with the built-in simulator (clock open). */
 export async function startBridge(over: Partial<Config> = {}, opts: BridgeOptions = {}): Promise<TestBridge> {
-  const config = defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over });
+  const config = defaultConfig({
+    PORT: 0,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    IDLE_GRACE_MS: 1000,
+    STATE: 'off',
+    RECORD: 'off',
+    NAMES_PER_DAY: 0,
+    ...over,
+  });
   const bridge = await createBridge(config, { logger: silentLogger(), ...opts, simulator: { apiKey: SIM_KEY, ...opts.simulator } });
   const addr = bridge.address;
   return { bridge, url: addr.url, wsUrl: addr.wsUrl };

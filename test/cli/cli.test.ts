@@ -52,7 +52,11 @@ describe('help and version', () => {
 describe('sim', () => {
   it('runs the simulator alone, its settings given as flags', async () => {
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--sim-port', '0', '--sim-api-key', 'flag-key-1234'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', LOG_FORMAT: 'json' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--sim-port', '0', '--sim-api-key', 'flag-key-1234'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', LOG_FORMAT: 'json' },
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     try {
@@ -92,8 +96,17 @@ describe('tail and get against a bridge', () => {
     await until(() => f.out().includes('"topic":"price.kospi.005930"') && f.out().includes('"topic":"quote.kosdaq.'), 10_000, 'lines');
     f.stop();
     expect(await done).toBe(0);
-    const line = f.out().split('\n').map((l) => JSON.parse(l || 'null')).find((m) => m?.topic === 'price.kospi.005930');
-    expect(line).toMatchObject({ topic: 'price.kospi.005930', seq: expect.any(Number), ts: expect.any(Number), row: { isuSrtCd: '005930', trdPrc: expect.any(Number) } });
+    const line = f
+      .out()
+      .split('\n')
+      .map((l) => JSON.parse(l || 'null'))
+      .find((m) => m?.topic === 'price.kospi.005930');
+    expect(line).toMatchObject({
+      topic: 'price.kospi.005930',
+      seq: expect.any(Number),
+      ts: expect.any(Number),
+      row: { isuSrtCd: '005930', trdPrc: expect.any(Number) },
+    });
   });
 
   it('tail on a terminal draws a table', async () => {
@@ -132,7 +145,16 @@ describe('logs for people', () => {
       encoding: 'utf8',
       timeout: 8000,
       killSignal: 'SIGTERM',
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', STATE: 'off', LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug', UPSTREAM_URL: 'http://127.0.0.1:1', UPSTREAM_API_KEY: KEY },
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        STATE: 'off',
+        LOG_FORMAT: 'pretty',
+        LOG_LEVEL: 'debug',
+        UPSTREAM_URL: 'http://127.0.0.1:1',
+        UPSTREAM_API_KEY: KEY,
+      },
     });
     const out = pretty.stdout;
     expect(out).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: krx-bridge listening \{.*"page":"http:\/\/127\.0\.0\.1:\d+\/".*"market":"/m);

@@ -69,10 +69,7 @@ describe('KrxClient against a protocol-v1 server', () => {
     s.tick('quote', 'kosdaq', m.step(1));
     expect(await c.subscribe('quote', 'kosdaq', '*')).toEqual(['quote.kosdaq.*']);
     for (let i = 0; i < 50; i++) s.tick('quote', 'kosdaq', m.step());
-    await waitFor(
-      () => codes(50).every((x) => c.seq(`quote.kosdaq.${x}`) === s.store.entry('quote', 'kosdaq', x)!.seq),
-      'wildcard state',
-    );
+    await waitFor(() => codes(50).every((x) => c.seq(`quote.kosdaq.${x}`) === s.store.entry('quote', 'kosdaq', x)!.seq), 'wildcard state');
     for (const x of codes(50)) expect(c.snapshot(`quote.kosdaq.${x}`)).toEqual(s.truth(`quote.kosdaq.${x}`));
     expect(c.subscriptions()).toEqual([{ channel: 'quote', market: 'kosdaq', wildcard: true, codes: [] }]);
   });
@@ -149,7 +146,9 @@ describe('KrxClient against a protocol-v1 server', () => {
     expect(errors.map((e) => e.code)).toEqual(['invalid_code']);
     expect(errors[0]!.message).toContain('000040');
     for (let i = 0; i < 5; i++) s.tick('quote', 'kospi', m.step(1));
-    const kept = codes(6).filter((x) => x !== '000040').map((x) => `quote.kospi.${x}`);
+    const kept = codes(6)
+      .filter((x) => x !== '000040')
+      .map((x) => `quote.kospi.${x}`);
     await waitFor(() => kept.every((t) => c.seq(t) === s.store.entry('quote', 'kospi', t.split('.')[2]!)!.seq), 'kept codes flow');
     // 6 → 3+3 → (1+2) → (1+1): four refused messages at most besides the accepted ones.
     expect(s.ops('subscribe').length).toBeLessThanOrEqual(1 + 1 + 2 + 2 + 2);
@@ -170,7 +169,11 @@ describe('KrxClient against a protocol-v1 server', () => {
     expect(kinds.slice(0, 5)).toEqual(['snapshot', 'snapshot', 'snapshot', 'snapshot', 'snapshot']);
     s.tick('quote', 'kospi', m.step(1));
     await waitFor(() => c.seq('quote.kospi.000010') === 2, 'patch in the new epoch');
-    expectEqualToTruth(s, c, codes(5).map((x) => `quote.kospi.${x}`));
+    expectEqualToTruth(
+      s,
+      c,
+      codes(5).map((x) => `quote.kospi.${x}`),
+    );
   });
 
   it('a seq gap resyncs only that topic, and the state heals', async () => {
@@ -291,10 +294,7 @@ describe('KrxClient against a protocol-v1 server', () => {
       [c.closeprice('kospi', '005930'), { resource: 'closeprice', market: 'kospi', code: '005930', params: null }],
       [c.investors('kospi'), { resource: 'investors', market: 'kospi', code: null, params: null }],
       [c.investors('kospi', '005930'), { resource: 'investors', market: 'kospi', code: '005930', params: null }],
-      [
-        c.shortsell('kospi', '005930', { to: '20261120' }),
-        { resource: 'shortsell', market: 'kospi', code: '005930', params: { to: '20261120' } },
-      ],
+      [c.shortsell('kospi', '005930', { to: '20261120' }), { resource: 'shortsell', market: 'kospi', code: '005930', params: { to: '20261120' } }],
       [
         c.foreignhistory('kospi', '005930', { from: '20261101', to: '20261120', count: 5 }),
         { resource: 'foreignhistory', market: 'kospi', code: '005930', params: { from: '20261101', to: '20261120', count: 5 } },

@@ -112,9 +112,7 @@ export class FakeServer {
 
   /** Messages received with a given op (optionally from one session). */
   ops<O extends ClientMsg['op']>(op: O, session?: number): Extract<ClientMsg, { op: O }>[] {
-    return this.received
-      .filter((r) => r.msg.op === op && (session === undefined || r.session === session))
-      .map((r) => r.msg as Extract<ClientMsg, { op: O }>);
+    return this.received.filter((r) => r.msg.op === op && (session === undefined || r.session === session)).map((r) => r.msg as Extract<ClientMsg, { op: O }>);
   }
 
   /** Kills every socket without a close frame. */

@@ -30,7 +30,11 @@ interface Bridge {
 async function startBridge(port = 0, store = new StateStore({ ringSize: 64 })): Promise<Bridge> {
   const bus = new LocalBus();
   const symbols = new SymbolDirectory();
-  for (const market of ['kospi', 'kosdaq']) symbols.load(market, codes(60).map((c) => ({ isuSrtCd: c, isuKorNm: c })));
+  for (const market of ['kospi', 'kosdaq'])
+    symbols.load(
+      market,
+      codes(60).map((c) => ({ isuSrtCd: c, isuKorNm: c })),
+    );
   const calls: Bridge['calls'] = [];
   const server: Server = createServer();
   const sockets = new Set<Socket>();
@@ -122,7 +126,9 @@ describe('KrxClient against the gateway', () => {
     expect(await c.subscribe('quote', 'kospi', codes(30).slice(0, 12))).toHaveLength(12);
     expect(await c.subscribe('quote', 'kosdaq', '*')).toEqual(['quote.kosdaq.*']);
     expect(c.status('quote', 'kospi')).toMatchObject({ state: 'live' });
-    const explicit = codes(30).slice(0, 12).map((x) => `quote.kospi.${x}`);
+    const explicit = codes(30)
+      .slice(0, 12)
+      .map((x) => `quote.kospi.${x}`);
     const wild = codes(20).map((x) => `quote.kosdaq.${x}`);
     for (let i = 0; i < 60; i++) {
       b.tick('quote', 'kospi', q.step());

@@ -9,7 +9,18 @@ const NOON = Date.parse('2026-11-24T12:00:00+09:00');
 
 describe('viewOf', () => {
   it('a price row', () => {
-    const row: PriceRow = { isuSrtCd: '005930', trdPrc: 90_300, cmpprevddPrc: 200, cmpprevddTpCd: '2', opnprc: 90_100, hgprc: 90_600, lwprc: 89_400, accTrdvol: 1_494_436, accTrdval: 134_494_983_300, trdTm: '09300422' };
+    const row: PriceRow = {
+      isuSrtCd: '005930',
+      trdPrc: 90_300,
+      cmpprevddPrc: 200,
+      cmpprevddTpCd: '2',
+      opnprc: 90_100,
+      hgprc: 90_600,
+      lwprc: 89_400,
+      accTrdvol: 1_494_436,
+      accTrdval: 134_494_983_300,
+      trdTm: '09300422',
+    };
     expect(viewOf(row, NOON)).toEqual({
       price: 90_300,
       change: 200,
@@ -32,7 +43,12 @@ describe('viewOf', () => {
   it('the direction from the upstream code, else from the sign; what a row lacks is undefined', () => {
     expect(viewOf({ isuSrtCd: 'x', trdPrc: 130, cmpprevddPrc: 30, cmpprevddTpCd: '1' }, NOON).direction).toBe('upLimit');
     expect(viewOf({ isuSrtCd: 'x', trdPrc: 90, cmpprevddPrc: -10 }, NOON)).toMatchObject({ direction: 'down', changePct: -10 });
-    expect(viewOf({ isuSrtCd: 'x', trdPrc: 100, mktcap: 1 } satisfies QuoteRow, NOON)).toMatchObject({ price: 100, change: undefined, direction: undefined, time: undefined });
+    expect(viewOf({ isuSrtCd: 'x', trdPrc: 100, mktcap: 1 } satisfies QuoteRow, NOON)).toMatchObject({
+      price: 100,
+      change: undefined,
+      direction: undefined,
+      time: undefined,
+    });
     expect(viewOf({ isuSrtCd: 'x', trdPrc: null }, NOON).price).toBeUndefined();
   });
 });

@@ -10,7 +10,6 @@ describe('cluster-wide on-demand allowance', () => {
   const db = redisSuite();
   const keys = db.keys;
 
-
   it('refuses on every process once all of them together spent the share, and expires the counter after its day', async () => {
     const now = Date.now();
     const budget = { limit: 2000, resetAt: nextReset(now) };

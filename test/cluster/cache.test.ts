@@ -15,7 +15,6 @@ describe('shared on-demand cache', () => {
   const db = redisSuite();
   const keys = db.keys;
 
-
   /** One "process": its own OnDemandCache over a shared Redis cache and a counting upstream. */
   function process(calls: { n: number }, delayMs: number) {
     const shared = new RedisSharedCache({ redis: db.redis, keys, lockMs: 2000, pollMs: [5, 20] });

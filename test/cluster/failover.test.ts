@@ -51,7 +51,9 @@ describe('cluster failover and resume', () => {
     ({ sim, url: simUrl } = await startSim());
     cli = await bundleCli();
     startedAt = Math.floor(Date.now() / 1000);
-    members.push(...(await Promise.all(['a', 'b', 'c'].map((n) => spawnBridge(cli.path, n, clusterEnv(simUrl, REDIS_URL, prefix, { LEASE_MS: String(LEASE_MS) }))))));
+    members.push(
+      ...(await Promise.all(['a', 'b', 'c'].map((n) => spawnBridge(cli.path, n, clusterEnv(simUrl, REDIS_URL, prefix, { LEASE_MS: String(LEASE_MS) }))))),
+    );
   }, 60_000);
   afterAll(async () => {
     for (const c of clients) c.close();

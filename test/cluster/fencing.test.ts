@@ -35,7 +35,6 @@ describe('lease and fencing on Redis', () => {
   const db = redisSuite();
   const k = db.keys;
 
-
   const acquire = (owner: string, floor = 0) => ACQUIRE.run<number[]>(db.redis, [k.lease, k.gen], [owner, '400', String(floor)]);
   const write = (owner: string, gen: number, code: string) =>
     WRITE_BATCH.run<string>(
@@ -135,7 +134,17 @@ describe('lease and fencing on Redis', () => {
     const lease = new LeaseState({ leaseMs: 1000 });
     const metrics = new ClusterMetrics(new Metrics({ defaults: false }).registry);
     const got: ChangeBatch[] = [];
-    const mirror = new Mirror({ redis: db.redis, keys: k, store, lease, logger: silentLogger(), metrics, emit: (b) => got.push(b), loadCount: 100, timeoutMs: 1000 });
+    const mirror = new Mirror({
+      redis: db.redis,
+      keys: k,
+      store,
+      lease,
+      logger: silentLogger(),
+      metrics,
+      emit: (b) => got.push(b),
+      loadCount: 100,
+      timeoutMs: 1000,
+    });
     lease.seen(50);
     const frame = '{"type":"snapshot","topic":"quote.kospi.Q","seq":1,"ts":1,"data":{"isuSrtCd":"Q"},"crc":1}';
     mirror.onMessage({ channel: 'quote', market: 'kospi', feed: 'quote.kospi' }, `49 E 1 0-0 1-0\n${frame}`);
@@ -148,8 +157,17 @@ describe('lease and fencing on Redis', () => {
     wlease.acquired(3, Date.now(), Date.now(), false);
     let fenced = '';
     const writer = new LeaderWriter({
-      redis: db.redis, keys: k, node: 'old', lease: wlease, metrics, logger: silentLogger(), streamMaxLen: 100,
-      canWrite: () => true, epoch: () => 'E', onFenced: (r) => (fenced = r), onDiverged: () => undefined,
+      redis: db.redis,
+      keys: k,
+      node: 'old',
+      lease: wlease,
+      metrics,
+      logger: silentLogger(),
+      streamMaxLen: 100,
+      canWrite: () => true,
+      epoch: () => 'E',
+      onFenced: (r) => (fenced = r),
+      onDiverged: () => undefined,
     });
     const leader = new StateStore({ epoch: 'E' });
     writer.writeBatch(leader.apply('quote', 'kospi', [{ isuSrtCd: 'R', p: 1 }], 1));

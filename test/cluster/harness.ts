@@ -128,7 +128,17 @@ export interface StatusBody {
 export async function spawnBridge(cli: string, name: string, env: Record<string, string>): Promise<BridgeProc> {
   const proc = spawn(process.execPath, [cli], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MARKET_CLOCK: 'always', STATE: 'off', RECORD: 'off', NAMES_PER_DAY: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      MARKET_CLOCK: 'always',
+      STATE: 'off',
+      RECORD: 'off',
+      NAMES_PER_DAY: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

@@ -2,19 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerMsg } from '../../src/protocol/messages.js';
 import type { Simulator } from '../../src/sim/index.js';
 import { MIN_CYCLE_GAP_MS, TestClient, cycleGaps, pollCycles, sleep, until } from '../bridge/helpers.js';
-import {
-  OwnRedis,
-  bundleCli,
-  clusterEnv,
-  freePort,
-  leaderOf,
-  spawnBridge,
-  startSim,
-  stopBridge,
-  truthAt,
-  uniquePrefix,
-  type BridgeProc,
-} from './harness.js';
+import { OwnRedis, bundleCli, clusterEnv, freePort, leaderOf, spawnBridge, startSim, stopBridge, truthAt, uniquePrefix, type BridgeProc } from './harness.js';
 
 /**
  * Two bridge processes on a test-owned redis-server, which is killed
@@ -56,7 +44,11 @@ describe('cluster through a Redis restart', () => {
     cli?.remove();
   }, 30_000);
 
-  const states = (c: TestClient) => c.ofType('status').filter((s: Status) => s.channel === 'quote' && s.market === 'kospi').map((s: Status) => s.state);
+  const states = (c: TestClient) =>
+    c
+      .ofType('status')
+      .filter((s: Status) => s.channel === 'quote' && s.market === 'kospi')
+      .map((s: Status) => s.state);
 
   it('keeps clients connected, reports degraded then live, and resumes with continuous seqs and one poller', async () => {
     for (const m of members) {

@@ -147,7 +147,10 @@ describe('formats', () => {
     expect(decodeBatch('x ep 5 1-0 2-0\n{}')).toBeUndefined();
     expect(decodeBatch('1 ep 5 1-0')).toBeUndefined();
     expect(decodeFrame(f1, 'quote.kospi.'.length)).toMatchObject({ code: '005930', seq: 2, kind: 'patch', crc: 1 });
-    expect(decodeFrame('{"type":"snapshot","topic":"quote.kospi.1","seq":1,"ts":1,"data":{"a":1},"crc":3}', 12)).toMatchObject({ kind: 'snapshot', row: { a: 1 } });
+    expect(decodeFrame('{"type":"snapshot","topic":"quote.kospi.1","seq":1,"ts":1,"data":{"a":1},"crc":3}', 12)).toMatchObject({
+      kind: 'snapshot',
+      row: { a: 1 },
+    });
     expect(decodeFrame('{"type":"status"}', 12)).toBeUndefined();
     expect(decodeFrame('not json', 12)).toBeUndefined();
   });
@@ -160,11 +163,7 @@ describe('formats', () => {
   });
 
   it('reads stream entries and skips malformed ones', () => {
-    const r = decodeStream([
-      ['1-0', ['c', 'A', 's', '3', 'f', '{}']],
-      ['2-0', ['c', 'B', 's', 'x', 'f', '{}']],
-      'junk',
-    ]);
+    const r = decodeStream([['1-0', ['c', 'A', 's', '3', 'f', '{}']], ['2-0', ['c', 'B', 's', 'x', 'f', '{}']], 'junk']);
     expect(r).toEqual([{ id: '1-0', code: 'A', seq: 3, frame: '{}' }]);
   });
 
@@ -240,7 +239,10 @@ describe('mirror into a StateStore', () => {
     ];
     const e = m.load('quote', 'kospi', 'A', { row: le.row, seq: 3, ts: le.ts, crc: le.crc }, frames);
     expect(m.replay(e, 1)).toEqual([frames[1]![1], frames[2]![1]]);
-    const g = m.load('quote', 'kospi', 'B', { row: { isuSrtCd: 'B' }, seq: 9, ts: 1, crc: 0 }, [[5, 'a'], [7, 'b']]);
+    const g = m.load('quote', 'kospi', 'B', { row: { isuSrtCd: 'B' }, seq: 9, ts: 1, crc: 0 }, [
+      [5, 'a'],
+      [7, 'b'],
+    ]);
     expect(m.replay(g, 8)).toBeUndefined();
     expect(m.replay(g, 9)).toEqual([]);
   });
@@ -259,7 +261,10 @@ describe('mirror into a StateStore', () => {
 describe('feed states with the backplane’s health', () => {
   it('reports every feed degraded while down, then the shared states', () => {
     const out: FeedStatus[] = [];
-    const st = new FeedStates((s) => out.push(s), () => 99);
+    const st = new FeedStates(
+      (s) => out.push(s),
+      () => 99,
+    );
     const live: FeedStatus = { channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 };
     st.record(live);
     expect(out).toEqual([live]);

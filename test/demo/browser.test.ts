@@ -35,7 +35,9 @@ function watch(p: Page): Page {
 beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-'));
   built = await buildDemo({ outDir, sourcemap: false });
-  bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off' }), { staticDir: outDir });
+  bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off' }), {
+    staticDir: outDir,
+  });
   url = bridge.address.url;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

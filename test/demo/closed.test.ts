@@ -52,7 +52,11 @@ beforeAll(async () => {
   // The session: the page subscribes, and the bridge polls the board and the book.
   const session = await openPage();
   await session.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 20_000 });
-  await session.waitForFunction(() => [...document.querySelectorAll('#board tbody tr .col-price')].filter((e) => /^\d{1,3}(,\d{3})*$/.test(e.textContent ?? '')).length === 10, undefined, { timeout: 10_000 });
+  await session.waitForFunction(
+    () => [...document.querySelectorAll('#board tbody tr .col-price')].filter((e) => /^\d{1,3}(,\d{3})*$/.test(e.textContent ?? '')).length === 10,
+    undefined,
+    { timeout: 10_000 },
+  );
   await session.close();
   // The weekend.
   base = SATURDAY_NOON;

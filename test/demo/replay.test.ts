@@ -54,7 +54,9 @@ afterAll(async () => {
 
 /** The board's codes and their displayed last prices. */
 async function boardPrices(p: Page): Promise<Map<string, string>> {
-  const rows = await p.$$eval('#board tbody tr', (trs) => trs.map((r) => [(r as HTMLElement).dataset.code ?? '', r.querySelector('.col-price')?.textContent ?? '']));
+  const rows = await p.$$eval('#board tbody tr', (trs) =>
+    trs.map((r) => [(r as HTMLElement).dataset.code ?? '', r.querySelector('.col-price')?.textContent ?? '']),
+  );
   return new Map(rows as [string, string][]);
 }
 
@@ -83,11 +85,17 @@ describe('the demo page replays a recorded day', () => {
     // Live first: the board and the selected symbol's book stream, and the bridge records them.
     await page.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 15_000 });
     const today = kstDate(Date.now());
-    const priceFeed = async () => ((await (await fetch(`${url}/recordings`)).json()) as Listed).days.find((d) => d.date === today)?.feeds.find((f) => f.feed === 'price.kospi');
-    await expect.poll(async () => {
-      const f = await priceFeed();
-      return f ? Number(f.to) - Number(f.from) : 0;
-    }, { timeout: 20_000, interval: 500 }).toBeGreaterThanOrEqual(6);
+    const priceFeed = async () =>
+      ((await (await fetch(`${url}/recordings`)).json()) as Listed).days.find((d) => d.date === today)?.feeds.find((f) => f.feed === 'price.kospi');
+    await expect
+      .poll(
+        async () => {
+          const f = await priceFeed();
+          return f ? Number(f.to) - Number(f.from) : 0;
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toBeGreaterThanOrEqual(6);
     const recorded = (await priceFeed())!;
     const window = { date: today, from: plus(recorded.from, 1), to: plus(recorded.from, 5) };
     const codes = [...(await boardPrices(page)).keys()];
@@ -123,7 +131,9 @@ describe('the demo page replays a recorded day', () => {
     await page.click('#replay-live');
     await page.waitForSelector('#replay-bar', { state: 'hidden' });
     await page.waitForSelector('#conn[data-state="open"]');
-    await expect.poll(async () => [...(await boardPrices(page))].filter(([c, p]) => p !== expected.get(c) && p !== '–').length, { timeout: 15_000, interval: 250 }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => [...(await boardPrices(page))].filter(([c, p]) => p !== expected.get(c) && p !== '–').length, { timeout: 15_000, interval: 250 })
+      .toBeGreaterThan(0);
     expect(await page.textContent('#chart-hint')).toBe('1-minute candles · today · KST');
     expect(pageErrors).toEqual([]);
   }, 90_000);

@@ -97,7 +97,11 @@ describe('intraday candles', () => {
   const day = '20261120';
   const at = (hhmm: number) => chartTime(day, Math.floor(hhmm / 100) * 3600 + (hhmm % 100) * 60);
   // Newest first, as the upstream sends them; each bar labelled by its END.
-  const rows = [bar('09310000', 85_300, 85_500, 85_300, 85_400, 300, 1_000), bar('09290000', 85_400, 85_400, 85_400, 85_400, 200, 700), bar('9270000', 85_600, 85_600, 85_600, 85_600, 500, 500)];
+  const rows = [
+    bar('09310000', 85_300, 85_500, 85_300, 85_400, 300, 1_000),
+    bar('09290000', 85_400, 85_400, 85_400, 85_400, 200, 700),
+    bar('9270000', 85_600, 85_600, 85_600, 85_600, 500, 500),
+  ];
 
   it('puts each bar at its start, oldest first, skipping unusable rows', () => {
     const c = candlesOf([...rows, { inddTm: ' -' } as IntradayRow, { inddTm: '09320000', inddClsprc: null } as IntradayRow], day);
@@ -112,7 +116,10 @@ describe('intraday candles', () => {
     expect(u).toEqual({ kind: 'update', candle: { time: at(930), open: 85_300, high: 85_700, low: 85_300, close: 85_700, volume: 350 } });
     const a = b.trade(85_200, '09310100', 1_080);
     expect(a).toEqual({ kind: 'append', candle: { time: at(931), open: 85_200, high: 85_200, low: 85_200, close: 85_200, volume: 30 } });
-    expect(b.trade(85_100, '09312000', 1_100)).toEqual({ kind: 'update', candle: { time: at(931), open: 85_200, high: 85_200, low: 85_100, close: 85_100, volume: 50 } });
+    expect(b.trade(85_100, '09312000', 1_100)).toEqual({
+      kind: 'update',
+      candle: { time: at(931), open: 85_200, high: 85_200, low: 85_100, close: 85_100, volume: 50 },
+    });
     expect(b.candles()).toHaveLength(4);
   });
 
@@ -189,7 +196,13 @@ describe('board sorting', () => {
 
 describe('the budget summary', () => {
   it('reports the share left, the spending rate and the runway', () => {
-    const s = budgetSummary([{ at: 0, remaining: 50_000 }, { at: 30_000, remaining: 49_940 }], 50_000);
+    const s = budgetSummary(
+      [
+        { at: 0, remaining: 50_000 },
+        { at: 30_000, remaining: 49_940 },
+      ],
+      50_000,
+    );
     expect(s.left).toBeCloseTo(0.9988);
     expect(s.perMinute).toBeCloseTo(120);
     expect(s.lastsMs).toBeCloseTo((49_940 / 120) * 60_000);
@@ -198,7 +211,15 @@ describe('the budget summary', () => {
   it('says nothing it cannot know', () => {
     expect(budgetSummary([], null)).toEqual({ left: undefined, perMinute: undefined, lastsMs: undefined });
     expect(budgetSummary([{ at: 0, remaining: 10 }], 100)).toEqual({ left: 0.1, perMinute: undefined, lastsMs: undefined });
-    expect(budgetSummary([{ at: 0, remaining: 10 }, { at: 5000, remaining: 10 }], 100).lastsMs).toBeUndefined();
+    expect(
+      budgetSummary(
+        [
+          { at: 0, remaining: 10 },
+          { at: 5000, remaining: 10 },
+        ],
+        100,
+      ).lastsMs,
+    ).toBeUndefined();
   });
 });
 
@@ -237,7 +258,13 @@ describe('the watchlist', () => {
 
 describe('search ranking', () => {
   const m = (code: string, abbr: string): SymbolMatch => ({ market: 'kosdaq', code, name: abbr, abbr });
-  const found = [m('001540', '한국에코솔루션'), m('002340', '에코플라스틱스'), m('086520', '에코프로'), m('247540', '에코프로비엠'), m('112040', '코리아에코텍')];
+  const found = [
+    m('001540', '한국에코솔루션'),
+    m('002340', '에코플라스틱스'),
+    m('086520', '에코프로'),
+    m('247540', '에코프로비엠'),
+    m('112040', '코리아에코텍'),
+  ];
 
   it('puts the exact code first, then code prefixes, then names that start with the query, shortest first', () => {
     expect(rankMatches('에코', found).map((x) => x.code)).toEqual(['086520', '247540', '002340', '112040', '001540']);
@@ -253,7 +280,12 @@ describe('marketMarker', () => {
     const mon = Date.parse('2026-11-30T09:00:00+09:00');
     const sat = Date.parse('2026-11-28T12:00:00+09:00');
     expect(kstWeekdayTime(mon)).toBe('Mon 09:00');
-    expect(marketMarker([{ state: 'closed', opensAt: mon, asOf: sat }, { state: 'closed', opensAt: mon }])).toBe('Closed · opens Mon 09:00 · as of Sat 12:00');
+    expect(
+      marketMarker([
+        { state: 'closed', opensAt: mon, asOf: sat },
+        { state: 'closed', opensAt: mon },
+      ]),
+    ).toBe('Closed · opens Mon 09:00 · as of Sat 12:00');
     expect(marketMarker([{ state: 'closed', opensAt: mon }, { state: 'live' }])).toBeUndefined();
     expect(marketMarker([])).toBeUndefined();
     expect(marketMarker([{ state: 'closed' }])).toBe('Closed');

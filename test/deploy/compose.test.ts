@@ -114,7 +114,9 @@ describe('docker-compose.yml', () => {
     // Braces balance (a cheap syntax check without nginx).
     const code = conf.replace(/#.*$/gm, '').replace(/'[^']*'/g, '');
     expect(code.split('{').length).toBe(code.split('}').length);
-    const expose = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')).at(-1)!.instructions.find((i) => i.op === 'EXPOSE')!.args;
+    const expose = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))
+      .at(-1)!
+      .instructions.find((i) => i.op === 'EXPOSE')!.args;
     expect(conf).toMatch(new RegExp(`server\\s+bridge-a:${expose}\\b`));
     expect(services.proxy!.ports).toEqual(['8080:8080']);
   });

@@ -67,6 +67,7 @@ export function execForm(args: string): string[] {
 /** `KEY=value` pairs of an ENV instruction (values without spaces or in double quotes). */
 export function envPairs(args: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|\S*)/g)) out[m[1]!] = m[2]!.startsWith('"') ? (JSON.parse(m[2]!) as string) : m[2]!;
+  for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|\S*)/g))
+    out[m[1]!] = m[2]!.startsWith('"') ? (JSON.parse(m[2]!) as string) : m[2]!;
   return out;
 }

@@ -59,7 +59,10 @@ describe('deploy/nginx.conf in front of a bridge', () => {
       .replace('listen 8080;', `listen 127.0.0.1:${port};`)
       .replaceAll('/etc/nginx/krx-bridge-proxy.conf', join(ROOT, 'deploy/krx-bridge-proxy.conf'))
       .replace('worker_processes auto;', `worker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;`)
-      .replace('http {', `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;\n  fastcgi_temp_path ${dir}/fcgi;\n  uwsgi_temp_path ${dir}/uwsgi;\n  scgi_temp_path ${dir}/scgi;`);
+      .replace(
+        'http {',
+        `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;\n  fastcgi_temp_path ${dir}/fcgi;\n  uwsgi_temp_path ${dir}/uwsgi;\n  scgi_temp_path ${dir}/scgi;`,
+      );
     expect(conf).toContain(`server 127.0.0.1:${bridgePort};`);
     writeFileSync(join(dir, 'nginx.conf'), conf);
     nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -17,7 +17,7 @@ const COVERED: Readonly<Record<string, string>> = {
   'npm ci && npm start': 'test/bridge/e2e.test.ts', // `npm start`'s build and command, as a user runs it
   'npm test': '.ci/run',
   'npm run test:all': 'vitest.config.ts',
-  'UPSTREAM_URL=https://<the provider\'s base URL> UPSTREAM_API_KEY=<your key> npm start': 'test/bridge/around-the-clock.test.ts', // UPSTREAM_URL and UPSTREAM_API_KEY against an upstream process
+  "UPSTREAM_URL=https://<the provider's base URL> UPSTREAM_API_KEY=<your key> npm start": 'test/bridge/around-the-clock.test.ts', // UPSTREAM_URL and UPSTREAM_API_KEY against an upstream process
   'npx krx-bridge': 'test/package/pack.test.ts',
   'npx krx-bridge tail price.kospi.005930 quote.kosdaq.*': 'test/cli/cli.test.ts',
   'npx krx-bridge get history kospi 005930 --count 3': 'test/package/pack.test.ts',

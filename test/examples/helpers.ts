@@ -10,7 +10,10 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Starts a bridge with its simulator on 127.0.0.1, port 0. */
 export async function startBridge(opts: BridgeOptions = {}, over: Partial<Config> = {}): Promise<{ bridge: Bridge; url: string; wsUrl: string }> {
-  const bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over }), opts);
+  const bridge = await createBridge(
+    defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, ...over }),
+    opts,
+  );
   const addr = bridge.address;
   return { bridge, url: addr.url, wsUrl: addr.wsUrl };
 }

@@ -63,11 +63,20 @@ describe('the move bot', () => {
       await live;
       const kst = (ms: number) => new Date(ms + 9 * 3600_000).toISOString();
       const day = kst(t0).slice(0, 10).replace(/-/g, '');
-      const span = `${kst(t0 - 1000).slice(11, 19).replace(/:/g, '')}-${kst(Date.now() + 1000).slice(11, 19).replace(/:/g, '')}`;
+      const span = `${kst(t0 - 1000)
+        .slice(11, 19)
+        .replace(/:/g, '')}-${kst(Date.now() + 1000)
+        .slice(11, 19)
+        .replace(/:/g, '')}`;
       const run = await runExample('move-bot.ts', ['--pct', '0.05', '--replay', `${day}/${span}@max`, ...CODES], { wsUrl: rec.wsUrl, timeoutMs: 20_000 });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toContain('watching 5 kospi codes');
-      expect(run.stdout.trim().split('\n').filter((l) => MOVE.test(l)).length).toBeGreaterThanOrEqual(1);
+      expect(
+        run.stdout
+          .trim()
+          .split('\n')
+          .filter((l) => MOVE.test(l)).length,
+      ).toBeGreaterThanOrEqual(1);
     } finally {
       await rec.bridge.stop();
     }

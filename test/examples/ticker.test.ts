@@ -23,7 +23,10 @@ describe('the terminal ticker', () => {
       timeoutMs: 15_000,
     });
     expect(run.reached, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(true);
-    const rows = run.stdout.split('\n').filter((l) => ROW.test(l)).map((l) => ROW.exec(l)!);
+    const rows = run.stdout
+      .split('\n')
+      .filter((l) => ROW.test(l))
+      .map((l) => ROW.exec(l)!);
     expect(rows.map((m) => m[1])).toEqual(codes);
     expect(rows.map((m) => m[2])).toEqual(['삼성전자', 'SK하이닉스', 'KODEX 200']);
     for (const m of rows) expect(Number(m[3]!.replace(/,/g, ''))).toBeGreaterThan(0);

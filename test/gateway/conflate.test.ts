@@ -163,7 +163,7 @@ describe('a connection behind', () => {
     await c.wait(() => c.of('snapshot').length === 400);
     socketOf(c).pause();
     let t = 0;
-    for (; t < 400 && hh.gateway.stats().behind === 0; ) {
+    for (; t < 400 && hh.gateway.stats().behind === 0;) {
       hh.tick('quote', 'kospi', wideRows(cs, ++t, 300));
       await new Promise((r) => setImmediate(r));
     }
@@ -176,7 +176,14 @@ describe('a connection behind', () => {
     hh.tick('quote', 'kospi', wideRows(cs, t + 1, 300));
     await c.request({ op: 'ping', id: 'live' }, 8000);
     const local = rebuild(c.msgs);
-    expect(stale(hh, local, 'quote', mine.map((x) => `quote.kospi.${x}`))).toEqual([]);
+    expect(
+      stale(
+        hh,
+        local,
+        'quote',
+        mine.map((x) => `quote.kospi.${x}`),
+      ),
+    ).toEqual([]);
     const after = c.msgs.slice(before);
     expect(after.some((m) => m.topic !== undefined && !mine.includes(m.topic.split('.')[2]))).toBe(false);
     // One snapshot per topic owed, then live: a patch of each topic for the last tick.
@@ -224,7 +231,7 @@ describe('a compressed connection (permessage-deflate)', () => {
     let held = 0;
     const session = [...(hh.gateway as unknown as { sessions: Set<Session> }).sessions][0]!;
     // Ticks a few ms apart, as a feed's come (not all in one turn), the socket's queue sampled between them.
-    for (; t < 400 && hh.gateway.stats().behind === 0; ) {
+    for (; t < 400 && hh.gateway.stats().behind === 0;) {
       hh.tick('quote', 'kospi', wideRows(cs, ++t, 200));
       await new Promise((r) => setTimeout(r, 5));
       held = Math.max(held, session.ws.bufferedAmount);
@@ -286,7 +293,12 @@ describe('the change clock', () => {
     clock.changed('b');
     expect(clock.begin()).toBe(2);
     clock.changed('a');
-    expect([clock.changedSince('a', 2), clock.changedSince('b', 2), clock.changedSince('b', 1), clock.changedSince('c', 0)]).toEqual([true, false, true, false]);
+    expect([clock.changedSince('a', 2), clock.changedSince('b', 2), clock.changedSince('b', 1), clock.changedSince('c', 0)]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
     expect(clock.size).toBe(2);
   });
 });

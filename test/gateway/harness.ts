@@ -63,18 +63,20 @@ export interface Harness {
 }
 
 /** Starts a gateway (and the HTTP handler) with `symbolCount` symbols listed on KOSPI and KOSDAQ. */
-export async function startHarness(
-  opts: Partial<GatewayOptions> = {},
-  http: Partial<HttpDeps> = {},
-  symbolCount = 50,
-): Promise<Harness> {
+export async function startHarness(opts: Partial<GatewayOptions> = {}, http: Partial<HttpDeps> = {}, symbolCount = 50): Promise<Harness> {
   const store = new StateStore({ ringSize: 8 });
   const bus = new LocalBus();
   const demand = new Demand();
   const symbols = new SymbolDirectory();
   // Numbered codes, plus the large caps the REST passthrough tests ask for.
-  symbols.load('kospi', [...codes(symbolCount), '005930', '000660'].map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}003`, isuKorNm: `코스피${c}` })));
-  symbols.load('kosdaq', [...codes(symbolCount, 500000), '247540'].map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}008`, isuKorNm: `코스닥${c}` })));
+  symbols.load(
+    'kospi',
+    [...codes(symbolCount), '005930', '000660'].map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}003`, isuKorNm: `코스피${c}` })),
+  );
+  symbols.load(
+    'kosdaq',
+    [...codes(symbolCount, 500000), '247540'].map((c) => ({ isuSrtCd: c, isuCd: `KR7${c}008`, isuKorNm: `코스닥${c}` })),
+  );
   const metrics = new Metrics({ defaults: false });
   const onDemand = new FakeOnDemand();
   const statuses: FeedStatus[] = [];

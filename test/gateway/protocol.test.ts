@@ -48,7 +48,11 @@ describe('compression', () => {
     expect(c.ws.extensions).toBe('');
     c.close();
     const z = await startHarness({ perMessageDeflate: true });
-    z.tick('quote', 'kospi', codes(50).map((x) => row(x, 1)));
+    z.tick(
+      'quote',
+      'kospi',
+      codes(50).map((x) => row(x, 1)),
+    );
     const d = await Client.connect(z.url);
     expect(d.ws.extensions).toContain('permessage-deflate');
     await d.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
@@ -121,7 +125,11 @@ describe('subscribe and unsubscribe', () => {
 describe('wildcards', () => {
   it('gives one snapshot per symbol, then patches; explicit + wildcard overlap is delivered once', async () => {
     const all = codes(50);
-    h.tick('quote', 'kospi', all.map((c) => row(c, 100)));
+    h.tick(
+      'quote',
+      'kospi',
+      all.map((c) => row(c, 100)),
+    );
     const c = await Client.connect(h.url);
     await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['000003'] });
     const sub = await c.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['*'] });
@@ -129,7 +137,14 @@ describe('wildcards', () => {
     expect(h.demand.wildcard('quote', 'kospi')).toBe(true);
     await c.wait(() => c.of('snapshot').length >= 51);
     const after2 = c.msgs.indexOf(sub);
-    expect(new Set(c.msgs.slice(after2).filter((m) => m.type === 'snapshot').map((m) => m.topic)).size).toBe(50);
+    expect(
+      new Set(
+        c.msgs
+          .slice(after2)
+          .filter((m) => m.type === 'snapshot')
+          .map((m) => m.topic),
+      ).size,
+    ).toBe(50);
     // Explicit after the wildcard: also once.
     await c.request({ op: 'subscribe', id: 20, channel: 'quote', market: 'kospi', codes: ['000004'] });
     const before = c.msgs.length;
@@ -161,7 +176,11 @@ describe('wildcards', () => {
   it('delivers a 4,500-symbol market snapshot in frames of about 16 KiB (not one per snapshot), fast', async () => {
     const big = await startHarness({}, {}, 10);
     const many = codes(4500);
-    big.tick('quote', 'kospi', many.map((c) => row(c, 1000, { isuKorNm: '삼성전자보통주식회사', mktcap: 123456789012, listShrs: 5969782550 })));
+    big.tick(
+      'quote',
+      'kospi',
+      many.map((c) => row(c, 1000, { isuKorNm: '삼성전자보통주식회사', mktcap: 123456789012, listShrs: 5969782550 })),
+    );
     const c = await Client.connect(big.url);
     const t0 = performance.now();
     const frames0 = c.frames;
@@ -180,7 +199,11 @@ describe('wildcards', () => {
 describe('state consistency', () => {
   it('patches applied in order to the snapshot equal the latest row; seq +1 per topic; one frame per batch', async () => {
     const cs = codes(20);
-    h.tick('quote', 'kospi', cs.map((c) => row(c, 1000)));
+    h.tick(
+      'quote',
+      'kospi',
+      cs.map((c) => row(c, 1000)),
+    );
     const c = await Client.connect(h.url);
     await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: cs.slice(0, 10) });
     await c.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['*'] });

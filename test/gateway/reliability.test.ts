@@ -52,11 +52,7 @@ function rebuild(msgs: readonly Msg[]): Map<string, { seq: number; data: Record<
 
 describe('slow consumers', () => {
   it('a client that never reads falls behind, then is closed with 4008 once owed more than closeBytes; others keep receiving', async () => {
-    h = await startHarness(
-      { slow: { conflateBytes: 64 << 10, closeBytes: 1 << 20, maxBehindMs: 20_000 }, closeTimeoutMs: 10_000 },
-      {},
-      2000,
-    );
+    h = await startHarness({ slow: { conflateBytes: 64 << 10, closeBytes: 1 << 20, maxBehindMs: 20_000 }, closeTimeoutMs: 10_000 }, {}, 2000);
     const hh = h;
     const cs = codes(2000);
     hh.tick('quote', 'kospi', wideRows(cs, 0));
@@ -83,11 +79,7 @@ describe('slow consumers', () => {
   });
 
   it('a client that catches up gets fresh snapshots instead of the missed patches', async () => {
-    h = await startHarness(
-      { slow: { conflateBytes: 64 << 10, closeBytes: 1 << 30, maxBehindMs: 20_000 } },
-      {},
-      1000,
-    );
+    h = await startHarness({ slow: { conflateBytes: 64 << 10, closeBytes: 1 << 30, maxBehindMs: 20_000 } }, {}, 1000);
     const hh = h;
     const cs = codes(1000);
     hh.tick('quote', 'kospi', wideRows(cs, 0));
@@ -115,11 +107,7 @@ describe('slow consumers', () => {
   });
 
   it('a client behind for longer than maxBehindMs is closed with 4008', async () => {
-    h = await startHarness(
-      { slow: { conflateBytes: 64 << 10, closeBytes: 1 << 30, maxBehindMs: 300 }, closeTimeoutMs: 10_000 },
-      {},
-      1000,
-    );
+    h = await startHarness({ slow: { conflateBytes: 64 << 10, closeBytes: 1 << 30, maxBehindMs: 300 }, closeTimeoutMs: 10_000 }, {}, 1000);
     const hh = h;
     const cs = codes(1000);
     hh.tick('quote', 'kospi', wideRows(cs, 0));
@@ -175,7 +163,7 @@ describe('inbound limits', () => {
     for (const c of clients) c.close();
   });
 
-  it('a flood that arrives behind other connections\' backlog gets every answer before its 1008', async () => {
+  it("a flood that arrives behind other connections' backlog gets every answer before its 1008", async () => {
     h = await startHarness({ limits: { maxMessagesPerSecond: 10 } });
     const hh = h;
     const busy = await Promise.all(Array.from({ length: 20 }, () => Client.connect(hh.url)));

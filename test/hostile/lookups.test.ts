@@ -24,13 +24,21 @@ async function open(n: number, headers: Record<string, string> = {}): Promise<Te
 }
 
 const upstreamCalls = (id: string): number => tb!.bridge.sim!.stats.snapshot().byEndpoint[id] ?? 0;
-const historyGet = (i: number) => ({ op: 'get', resource: 'history', market: 'kospi', code: '005930', params: { period: 'D', from: '20260101', to: '20261120', count: 1 + (i % 100) } });
+const historyGet = (i: number) => ({
+  op: 'get',
+  resource: 'history',
+  market: 'kospi',
+  code: '005930',
+  params: { period: 'D', from: '20260101', to: '20261120', count: 1 + (i % 100) },
+});
 
 describe('lookup limits per client', () => {
   it('holds one address to its rate across all its connections and /api', async () => {
     tb = await startBridge({ GETS_PER_MINUTE: 20 });
     const conns = await open(8);
-    const replies = await Promise.all(conns.flatMap((c) => [0, 1, 2, 3, 4].map(() => c.request({ op: 'get', resource: 'master', market: 'kospi', code: '005930' }))));
+    const replies = await Promise.all(
+      conns.flatMap((c) => [0, 1, 2, 3, 4].map(() => c.request({ op: 'get', resource: 'master', market: 'kospi', code: '005930' }))),
+    );
     const results = replies.filter((r) => r.type === 'result').length;
     expect(results).toBeLessThanOrEqual(21);
     expect(results).toBeGreaterThanOrEqual(19);
@@ -86,7 +94,16 @@ describe('the reproductions, as an outsider tried them', () => {
     await expect.poll(() => tb!.bridge.budget.limit, { timeout: 10_000 }).toBe(10_000);
     const conns = await open(60);
     // Every request a different range: each would be an upstream call.
-    const replies = await Promise.all(conns.flatMap((c, i) => [0, 1, 2, 3, 4].map((j) => c.request({ ...historyGet(0), params: { period: 'D', from: '20250101', to: `202611${String(1 + ((i * 5 + j) % 28)).padStart(2, '0')}`, count: 1 + ((i * 5 + j) % 100) } }))));
+    const replies = await Promise.all(
+      conns.flatMap((c, i) =>
+        [0, 1, 2, 3, 4].map((j) =>
+          c.request({
+            ...historyGet(0),
+            params: { period: 'D', from: '20250101', to: `202611${String(1 + ((i * 5 + j) % 28)).padStart(2, '0')}`, count: 1 + ((i * 5 + j) % 100) },
+          }),
+        ),
+      ),
+    );
     const results = replies.filter((r) => r.type === 'result').length;
     expect(results).toBeGreaterThan(0);
     expect(tb.bridge.allowance.used).toBeLessThanOrEqual(20);

@@ -22,9 +22,12 @@ describe('parseTarget', () => {
     expect(u?.search).toBe(search);
   });
 
-  it.each(['', '*', 'http://a:99999/', 'example.com:443', 'ftp://x/', 'http://[/', '//[', '//%/', '/a%zz', '/%ff', '/x?q=%', '/%00', '/.\\', '/..\\secret'])('refuses %j', (target) => {
-    expect(parseTarget(target)).toBeUndefined();
-  });
+  it.each(['', '*', 'http://a:99999/', 'example.com:443', 'ftp://x/', 'http://[/', '//[', '//%/', '/a%zz', '/%ff', '/x?q=%', '/%00', '/.\\', '/..\\secret'])(
+    'refuses %j',
+    (target) => {
+      expect(parseTarget(target)).toBeUndefined();
+    },
+  );
 });
 
 describe('malformed request targets against the running bridge', () => {
@@ -40,14 +43,18 @@ describe('malformed request targets against the running bridge', () => {
     expect(b.exited()).toBeUndefined();
   };
 
-  it.each(['//[', '//%/', 'http://a:99999/'])('answers GET %s with 400 and keeps serving', async (target) => {
-    const r = await rawRequest(b.port, requestLine(target));
-    expect(r.status).toBe(400);
-    expect(r.text).toContain('"code":"bad_request"');
-    // The crash came about 2 s after the request: wait past that, then check the process.
-    await new Promise((res) => setTimeout(res, 2500));
-    await alive();
-  }, 15_000);
+  it.each(['//[', '//%/', 'http://a:99999/'])(
+    'answers GET %s with 400 and keeps serving',
+    async (target) => {
+      const r = await rawRequest(b.port, requestLine(target));
+      expect(r.status).toBe(400);
+      expect(r.text).toContain('"code":"bad_request"');
+      // The crash came about 2 s after the request: wait past that, then check the process.
+      await new Promise((res) => setTimeout(res, 2500));
+      await alive();
+    },
+    15_000,
+  );
 
   it('answers every generated malformed target with a 4xx and stays up', async () => {
     const poison = fc.constantFrom('[', '%', '%zz', '%G0', ':99999', '//[', '[::', '\\', '%00', '%ff%fe');

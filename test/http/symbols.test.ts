@@ -48,7 +48,9 @@ describe('/symbols', () => {
     // Node's strict HTTP parser refuses raw bytes in the request line; the answer says what to do instead.
     const r = await rawRequest(Number(new URL(tb.url).port), Buffer.from(requestLine('/symbols?q=삼성전자&market=kospi'), 'utf8'));
     expect(r.status).toBe(400);
-    expect(Buffer.from(r.text, 'latin1').toString('utf8')).toContain('"code":"bad_request","message":"the request target holds raw non-ASCII bytes: percent-encode them');
+    expect(Buffer.from(r.text, 'latin1').toString('utf8')).toContain(
+      '"code":"bad_request","message":"the request target holds raw non-ASCII bytes: percent-encode them',
+    );
     expect((await request(`${tb.url}/healthz`)).statusCode).toBe(200);
   });
 
@@ -62,7 +64,10 @@ describe('/symbols', () => {
     const api = await request(`${tb.url}/api/v2/market/stocks/kospi/005930/master`, { headers: { origin: 'https://screens.example' } });
     await api.body.dump();
     expect(api.headers['access-control-allow-origin']).toBe('https://screens.example');
-    const pre = await request(`${tb.url}/api/v2/market/stocks/kospi/005930/master`, { method: 'OPTIONS', headers: { origin: 'https://screens.example', 'access-control-request-headers': 'authorization' } });
+    const pre = await request(`${tb.url}/api/v2/market/stocks/kospi/005930/master`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://screens.example', 'access-control-request-headers': 'authorization' },
+    });
     await pre.body.dump();
     expect(pre.statusCode).toBe(204);
     expect(pre.headers['access-control-allow-headers']).toBe('Authorization');
@@ -78,7 +83,10 @@ describe('/symbols', () => {
 describe('EnglishNames', () => {
   it('spends at most its calls a day, wanted codes first, and tries a code once a day', async () => {
     const symbols = new SymbolDirectory();
-    symbols.load('kospi', ['000001', '000002', '000003', '005930'].map((c) => ({ isuSrtCd: c, isuKorNm: `이름${c}` })));
+    symbols.load(
+      'kospi',
+      ['000001', '000002', '000003', '005930'].map((c) => ({ isuSrtCd: c, isuKorNm: `이름${c}` })),
+    );
     const asked: string[] = [];
     let now = Date.parse('2026-11-24T01:00:00Z');
     const names = new EnglishNames({

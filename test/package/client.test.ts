@@ -26,7 +26,20 @@ function typecheck(dir: string, resolution: 'nodenext' | 'bundler' | 'node10', f
   writeFileSync(join(dir, 'consumer.ts'), CONSUMER(from));
   writeFileSync(
     join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module, moduleResolution: resolution, target: 'es2022', lib: ['es2023', 'dom'], esModuleInterop: true, skipLibCheck: false, types: [] }, files: ['consumer.ts'] }),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module,
+        moduleResolution: resolution,
+        target: 'es2022',
+        lib: ['es2023', 'dom'],
+        esModuleInterop: true,
+        skipLibCheck: false,
+        types: [],
+      },
+      files: ['consumer.ts'],
+    }),
   );
   try {
     execFileSync(process.execPath, [TSC, '-p', dir], { cwd: dir, encoding: 'utf8' });
@@ -40,7 +53,11 @@ describe('krx-bridge-client, installed on its own', () => {
   const work = mkdtempSync(join(tmpdir(), 'krx-sdk-'));
   const app = join(work, 'app');
   beforeAll(() => {
-    const json = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: join(ROOT, 'packages', 'client'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const json = execFileSync('npm', ['pack', '--json', '--pack-destination', work], {
+      cwd: join(ROOT, 'packages', 'client'),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const packed = (JSON.parse(json.slice(json.indexOf('['))) as { filename: string }[])[0]!;
     execFileSync('mkdir', ['-p', app]);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'bot', version: '1.0.0', private: true, type: 'module' }));
@@ -54,7 +71,11 @@ describe('krx-bridge-client, installed on its own', () => {
   });
 
   it('imports and runs', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('krx-bridge-client'); console.log(typeof m.KrxClient, m.viewOf({ trdPrc: 5 }, 0).price)"], { cwd: app, encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('krx-bridge-client'); console.log(typeof m.KrxClient, m.viewOf({ trdPrc: 5 }, 0).price)"],
+      { cwd: app, encoding: 'utf8' },
+    );
     expect(out.trim()).toBe('function 5');
   });
 

@@ -70,7 +70,10 @@ describe('the packed package', () => {
     expect(health.statusCode).toBe(200);
     expect(await health.body.text()).toBe('ok\n');
     let line = '';
-    const tail = spawn('npx', ['--no-install', 'krx-bridge', 'tail', 'price.kospi.005930', '--url', `ws://127.0.0.1:${port}/ws`], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = spawn('npx', ['--no-install', 'krx-bridge', 'tail', 'price.kospi.005930', '--url', `ws://127.0.0.1:${port}/ws`], {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     tail.stdout!.on('data', (d: Buffer) => (line += d.toString()));
     try {
       await until(() => line.includes('\n'), 10_000, 'a JSON line');
@@ -79,7 +82,10 @@ describe('the packed package', () => {
     }
     expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ topic: 'price.kospi.005930', row: { isuSrtCd: '005930' } });
     // The README's lookup, from the install.
-    const got = execFileSync('npx', ['--no-install', 'krx-bridge', 'get', 'history', 'kospi', '005930', '--count', '3', '--url', `ws://127.0.0.1:${port}/ws`], { cwd: app, encoding: 'utf8' });
+    const got = execFileSync('npx', ['--no-install', 'krx-bridge', 'get', 'history', 'kospi', '005930', '--count', '3', '--url', `ws://127.0.0.1:${port}/ws`], {
+      cwd: app,
+      encoding: 'utf8',
+    });
     expect((JSON.parse(got) as { hisLists: unknown[] }).hisLists).toHaveLength(3);
   }, 90_000);
 
@@ -100,7 +106,10 @@ describe('the packed package', () => {
   }, 60_000);
 
   it('the SDK imports from the install', () => {
-    const r = execFileSync('node', ['--input-type=module', '-e', "const m = await import('krx-bridge/client'); console.log(typeof m.KrxClient)"], { cwd: app, encoding: 'utf8' });
+    const r = execFileSync('node', ['--input-type=module', '-e', "const m = await import('krx-bridge/client'); console.log(typeof m.KrxClient)"], {
+      cwd: app,
+      encoding: 'utf8',
+    });
     expect(r.trim()).toBe('function');
     expect(readdirSync(join(app, 'node_modules', 'krx-bridge', 'dist')).some((f) => f.endsWith('.map'))).toBe(false);
   });

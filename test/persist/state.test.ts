@@ -35,8 +35,20 @@ describe('the state journal', () => {
     const d = dir();
     const { store, j, tick, bus } = await journalled(d);
     bus.publishStatus({ channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 });
-    tick([{ isuSrtCd: '005930', trdPrc: 100 }, { isuSrtCd: '000660', trdPrc: 200 }], 1000);
-    tick([{ isuSrtCd: '005930', trdPrc: 101 }, { isuSrtCd: '000660', trdPrc: 200 }], 2000);
+    tick(
+      [
+        { isuSrtCd: '005930', trdPrc: 100 },
+        { isuSrtCd: '000660', trdPrc: 200 },
+      ],
+      1000,
+    );
+    tick(
+      [
+        { isuSrtCd: '005930', trdPrc: 101 },
+        { isuSrtCd: '000660', trdPrc: 200 },
+      ],
+      2000,
+    );
     await j.flush();
     // A crash now: the journal holds both topics, and no clean mark.
     const crashed = loadState(d);
@@ -77,7 +89,9 @@ describe('the state journal', () => {
     lines[0] = lines[0]!.replace('100', '999');
     writeFileSync(path, lines.join('\n'));
     const s = loadState(d);
-    expect(s.problems).toEqual([expect.objectContaining({ file: FILES.journal, line: 1, reason: 'checksum mismatch', setAside: expect.stringMatching(/^journal\.ndjson\.damaged-/) })]);
+    expect(s.problems).toEqual([
+      expect.objectContaining({ file: FILES.journal, line: 1, reason: 'checksum mismatch', setAside: expect.stringMatching(/^journal\.ndjson\.damaged-/) }),
+    ]);
     expect(readdirSync(d).some((f) => f.startsWith('journal.ndjson.damaged-'))).toBe(true);
     expect(existsSync(path)).toBe(false);
     // The snapshot written at start held nothing yet; the damaged journal's lines are not trusted.
@@ -101,7 +115,10 @@ describe('the state journal', () => {
 
   it('a row whose checksum does not match is left out', () => {
     const d = dir();
-    writeFileSync(join(d, FILES.snapshot), encodeLine({ v: 1, epoch: 'e', at: 1 }) + encodeLine({ k: 'quote', m: 'kospi', c: '005930', r: { trdPrc: 1 }, s: 1, t: 1, x: 12345 }));
+    writeFileSync(
+      join(d, FILES.snapshot),
+      encodeLine({ v: 1, epoch: 'e', at: 1 }) + encodeLine({ k: 'quote', m: 'kospi', c: '005930', r: { trdPrc: 1 }, s: 1, t: 1, x: 12345 }),
+    );
     const s = loadState(d);
     expect(restoreInto(new StateStore(), s)).toEqual({ restored: 0, rejected: ['quote.kospi.005930'] });
   });

@@ -7,9 +7,7 @@ const codes = (n: number) => new Set(Array.from({ length: n }, (_, i) => String(
 describe('planCycle', () => {
   it('one call per list channel cycle', () => {
     expect(planCycle('quote', 'kospi', 'v2', codes(3), false)).toEqual([{ endpointId: 'v2.multiquote.lists', params: { marketcode: 'kospi' } }]);
-    expect(planCycle('ohlc', 'kosdaq', 'v3', new Set(), true)).toEqual([
-      { endpointId: 'v3.realtime.multiquote.ohlclists', params: { marketcode: 'kosdaq' } },
-    ]);
+    expect(planCycle('ohlc', 'kosdaq', 'v3', new Set(), true)).toEqual([{ endpointId: 'v3.realtime.multiquote.ohlclists', params: { marketcode: 'kosdaq' } }]);
     expect(planCycle('quote', 'kospi', 'v2', new Set(), false)).toEqual([]);
   });
   it('book for 45 codes is exactly 3 calls of at most 20 codes, sorted', () => {

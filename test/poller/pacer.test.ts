@@ -41,7 +41,7 @@ describe('planIntervals', () => {
         { key: 'a', weight: 1, callsPerCycle: 1 },
         { key: 'b', weight: 100, callsPerCycle: 1 },
       ],
-      remaining: 1.5 * 3600 / 0.9,
+      remaining: (1.5 * 3600) / 0.9,
       windowMs: H,
       baseMs: 1000,
       reserve: 0.1,

@@ -219,7 +219,17 @@ describe('Poller', () => {
     // 15:35 on a Tuesday: closed between the close and after-hours; the 1-second list still serves the day's last state.
     vi.setSystemTime(Date.parse('2026-11-24T15:35:00+09:00'));
     const store = new StateStore();
-    poller = new Poller({ caller, budget, store, bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller = new Poller({
+      caller,
+      budget,
+      store,
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS),
+      logger: silentLogger(),
+      idleGraceMs: 3000,
+      random: () => 0.5,
+    });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(60_000);
@@ -242,7 +252,17 @@ describe('Poller', () => {
   it('at night and on closed days, fetches the last close from the closing-data endpoint, one call per code, in the channel’s fields', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00')); // a Saturday
     const store = new StateStore();
-    poller = new Poller({ caller, budget, store, bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller = new Poller({
+      caller,
+      budget,
+      store,
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS),
+      logger: silentLogger(),
+      idleGraceMs: 3000,
+      random: () => 0.5,
+    });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     demand.add('quote', 'kospi', '000660');
@@ -256,14 +276,28 @@ describe('Poller', () => {
     // A quote row keeps the quote's fields (no open, no change), whatever endpoint filled it.
     expect(store.entry('quote', 'kospi', '005930')!.row).toEqual({ isuSrtCd: '005930', trdPrc: 100, accTrdvol: 10, accTrdval: 1000 });
     expect(store.entry('index', 'kosdaq', 'Q001')!.row).toMatchObject({ isuSrtCd: 'Q001', trdPrc: 100, cmpprevddPrc: 1 });
-    expect(statuses.filter((st) => st.channel === 'quote').at(-1)).toMatchObject({ state: 'closed', reason: 'market closed', opensAt: Date.parse('2026-11-23T09:00:00+09:00') });
+    expect(statuses.filter((st) => st.channel === 'quote').at(-1)).toMatchObject({
+      state: 'closed',
+      reason: 'market closed',
+      opensAt: Date.parse('2026-11-23T09:00:00+09:00'),
+    });
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     expect(caller.calls.length).toBe(3);
   });
 
   it('a feed with nothing to fetch at this hour says so, and calls nothing', async () => {
     vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
-    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller = new Poller({
+      caller,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS),
+      logger: silentLogger(),
+      idleGraceMs: 3000,
+      random: () => 0.5,
+    });
     poller.start();
     demand.add('book', 'kospi', '005930'); // no closing data for a book, and no snapshot after 18:00
     demand.add('quote', 'kosdaq', '*'); // no closing data for the whole market
@@ -271,7 +305,11 @@ describe('Poller', () => {
     expect(caller.calls).toEqual([]);
     const last = (channel: string) => statuses.filter((st) => st.channel === channel).at(-1);
     for (const channel of ['book', 'quote']) {
-      expect(last(channel), channel).toMatchObject({ state: 'closed', reason: 'market closed; no data to show until the session opens (not provided at this hour)', opensAt: Date.parse('2026-11-25T09:00:00+09:00') });
+      expect(last(channel), channel).toMatchObject({
+        state: 'closed',
+        reason: 'market closed; no data to show until the session opens (not provided at this hour)',
+        opensAt: Date.parse('2026-11-25T09:00:00+09:00'),
+      });
       expect(last(channel)!.asOf, channel).toBeUndefined();
     }
   });
@@ -279,7 +317,17 @@ describe('Poller', () => {
   it('a closed fetch the upstream refuses says so in the reason', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
     caller.fail = () => coded('not_provided_now');
-    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS), logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+    poller = new Poller({
+      caller,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS),
+      logger: silentLogger(),
+      idleGraceMs: 3000,
+      random: () => 0.5,
+    });
     poller.start();
     demand.add('price', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(60_000);
@@ -295,12 +343,7 @@ describe('Poller', () => {
     await vi.advanceTimersByTimeAsync(100);
     caller.price = 101;
     await vi.advanceTimersByTimeAsync(1000);
-    expect(events).toEqual([
-      'snapshot:quote.kospi.005930:1',
-      'snapshot:quote.kospi.000660:1',
-      'patch:quote.kospi.005930:2',
-      'patch:quote.kospi.000660:2',
-    ]);
+    expect(events).toEqual(['snapshot:quote.kospi.005930:1', 'snapshot:quote.kospi.000660:1', 'patch:quote.kospi.005930:2', 'patch:quote.kospi.000660:2']);
   });
 });
 
@@ -342,7 +385,16 @@ describe('the feed around the clock (injected clock)', () => {
     bus.subscribe('status', (st) => statuses.push(st));
     const demand = new Demand();
     const budget = { remaining: null, resetAt: null, isExhausted: () => false };
-    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5 });
+    poller = new Poller({
+      caller,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS, Date.now),
+      logger: silentLogger(),
+      random: () => 0.5,
+    });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(59_500);
@@ -361,7 +413,16 @@ describe('the feed around the clock (injected clock)', () => {
     const states: string[] = [];
     bus.subscribe('status', (st) => states.push(st.state));
     const demand = new Demand();
-    poller = new Poller({ caller, budget: { remaining: null, resetAt: null, isExhausted: () => false }, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5 });
+    poller = new Poller({
+      caller,
+      budget: { remaining: null, resetAt: null, isExhausted: () => false },
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS, Date.now),
+      logger: silentLogger(),
+      random: () => 0.5,
+    });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(40_000);
@@ -386,7 +447,17 @@ describe('the feed around the clock (injected clock)', () => {
     bus.subscribe('status', (st) => seen.push(st));
     const demand = new Demand();
     // A closed feed that would look at the clock only once an hour: the wake comes from the sessions.
-    poller = new Poller({ caller, budget: { remaining: null, resetAt: null, isExhausted: () => false }, store: new StateStore(), bus, demand, clock: marketClock('kst', SESSIONS, Date.now), logger: silentLogger(), random: () => 0.5, closedCheckMs: 3_600_000 });
+    poller = new Poller({
+      caller,
+      budget: { remaining: null, resetAt: null, isExhausted: () => false },
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS, Date.now),
+      logger: silentLogger(),
+      random: () => 0.5,
+      closedCheckMs: 3_600_000,
+    });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(Date.parse(resumes) - Date.parse(iso) - 1000);

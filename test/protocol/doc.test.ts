@@ -21,13 +21,24 @@ describe('docs/PROTOCOL.md', () => {
   it('shows every client op and every server message type', () => {
     const ops = new Set(blocks.filter((b) => typeof b === 'object' && b && 'op' in b).map((b) => (b as { op: string }).op));
     expect([...ops].sort()).toEqual([...CLIENT_OPS].sort());
-    const types = new Set(blocks.flatMap((b) => (Array.isArray(b) ? b : [b])).filter((b) => 'type' in (b as object)).map((b) => (b as { type: string }).type));
+    const types = new Set(
+      blocks
+        .flatMap((b) => (Array.isArray(b) ? b : [b]))
+        .filter((b) => 'type' in (b as object))
+        .map((b) => (b as { type: string }).type),
+    );
     const all = ServerMsg.options.map((o) => o.shape.type.value);
     expect([...types].sort()).toEqual([...all].sort());
   });
 
   it('example checksums are the CRC-32 of the canonical row after each change (every topic with a snapshot shown)', () => {
-    const msgs = blocks.flatMap((b) => (Array.isArray(b) ? b : [b])) as { type?: string; topic?: string; data?: Record<string, unknown>; ops?: { path: string; value: unknown }[]; crc?: number }[];
+    const msgs = blocks.flatMap((b) => (Array.isArray(b) ? b : [b])) as {
+      type?: string;
+      topic?: string;
+      data?: Record<string, unknown>;
+      ops?: { path: string; value: unknown }[];
+      crc?: number;
+    }[];
     const topics = [...new Set(msgs.filter((m) => m.type === 'snapshot').map((m) => m.topic!))];
     expect(topics).toEqual(expect.arrayContaining(['quote.kospi.005930', 'price.kospi.000660']));
     for (const topic of topics) {

@@ -132,7 +132,9 @@ describe('a damaged recording', () => {
     const metrics = await (await fetch(`${tb.url}/metrics`)).text();
     expect(metrics).toMatch(/^krx_recorder_damage_total 1$/m);
     // The listing reads the good part too.
-    const day = ((await (await fetch(`${tb.url}/recordings`)).json()) as { days: { date: string; from: string; to: string }[] }).days.find((d) => d.date === DAY);
+    const day = ((await (await fetch(`${tb.url}/recordings`)).json()) as { days: { date: string; from: string; to: string }[] }).days.find(
+      (d) => d.date === DAY,
+    );
     expect(day).toMatchObject({ from: '100000', to: '100030' });
   });
 });

@@ -63,7 +63,14 @@ export async function record(dir: string, seconds: number, opts: RecordOptions =
     now = T0 + s * 1000;
     const st = opts.statuses?.[s];
     if (st) bus.publishStatus({ channel, market, intervalMs: 1000, ts: now, ...st });
-    bus.publish(store.apply(channel, market, codes.map((c, i) => ({ isuSrtCd: c, trdPrc: 1000 + ((s + i) % 7) * 10, memo: String(s % 10).repeat(opts.pad ?? 0) })), now));
+    bus.publish(
+      store.apply(
+        channel,
+        market,
+        codes.map((c, i) => ({ isuSrtCd: c, trdPrc: 1000 + ((s + i) % 7) * 10, memo: String(s % 10).repeat(opts.pad ?? 0) })),
+        now,
+      ),
+    );
   }
   await r.stop();
   return { r, drops, store };

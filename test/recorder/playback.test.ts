@@ -27,7 +27,6 @@ afterEach(async () => {
 const tmp = () => mkdtempSync(join(tmpdir(), 'krx-p-'));
 const url = (hh: H, q: string) => `${hh.url}/replay?date=${DAY}&${q}`;
 
-
 /** Each topic's row after a client's messages, applied in order (snapshots replace, patches apply). */
 function rowsOf(msgs: readonly Msg[]): Map<string, Row> {
   const out = new Map<string, Row>();
@@ -143,13 +142,26 @@ describe('the limits of live connections, on replays', () => {
     h = await replayHarness(dir, {}, { maxTopics: 3, maxWildcards: 1 }, auth);
     const small = await Client.connect(`${url(h, 'from=100000&to=100005&speed=1')}&token=small`);
     expect(small.of('welcome')[0]!.limits).toMatchObject({ maxTopics: 2, maxWildcards: 1 });
-    expect(await small.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001', '100002'] })).toMatchObject({ type: 'error', code: 'too_many_topics' });
-    expect(await small.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['100000', '100001'] })).toMatchObject({ type: 'subscribed' });
-    expect(await small.request({ op: 'subscribe', id: 3, channel: 'quote', market: 'kospi', codes: ['100002'] })).toMatchObject({ type: 'error', code: 'too_many_topics' });
+    expect(await small.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001', '100002'] })).toMatchObject({
+      type: 'error',
+      code: 'too_many_topics',
+    });
+    expect(await small.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['100000', '100001'] })).toMatchObject({
+      type: 'subscribed',
+    });
+    expect(await small.request({ op: 'subscribe', id: 3, channel: 'quote', market: 'kospi', codes: ['100002'] })).toMatchObject({
+      type: 'error',
+      code: 'too_many_topics',
+    });
     expect(await small.request({ op: 'subscribe', id: 4, channel: 'quote', market: 'kospi', codes: ['*'] })).toMatchObject({ type: 'subscribed' });
-    expect(await small.request({ op: 'subscribe', id: 5, channel: 'quote', market: 'kosdaq', codes: ['*'] })).toMatchObject({ type: 'error', code: 'too_many_topics' });
+    expect(await small.request({ op: 'subscribe', id: 5, channel: 'quote', market: 'kosdaq', codes: ['*'] })).toMatchObject({
+      type: 'error',
+      code: 'too_many_topics',
+    });
     const plain = await Client.connect(`${url(h, 'from=100000&to=100005&speed=1')}&token=plain`);
-    expect(await plain.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001', '100002'] })).toMatchObject({ type: 'subscribed' });
+    expect(await plain.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000', '100001', '100002'] })).toMatchObject({
+      type: 'subscribed',
+    });
     small.close();
     plain.close();
   });
@@ -172,19 +184,23 @@ describe('the limits of live connections, on replays', () => {
 });
 
 describe('slow replay clients', () => {
-  it.each(['max', '1000'])('one that does not read is closed with 4008, as a live one would be (speed %s)', async (speed) => {
-    const dir = tmp();
-    await record(dir, 120, { rows: 200, pad: 600 });
-    const hh = (h = await replayHarness(dir));
-    const slow = await rawClient(url(hh, `from=100000&to=235900&speed=${speed}`));
-    slow.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
-    // The server gives up on it (its socket then holds the rest unread): 4008, and the connection is gone.
-    await expect.poll(() => hh.closes, { timeout: 20_000 }).toEqual([4008]);
-    await expect.poll(() => hh.replay.size, { timeout: 10_000 }).toBe(0);
-    expect(hh.steps).toContain('close');
-    if (speed !== 'max') expect(hh.steps[0]).toBe('conflate');
-    slow.socket.destroy();
-  }, 30_000);
+  it.each(['max', '1000'])(
+    'one that does not read is closed with 4008, as a live one would be (speed %s)',
+    async (speed) => {
+      const dir = tmp();
+      await record(dir, 120, { rows: 200, pad: 600 });
+      const hh = (h = await replayHarness(dir));
+      const slow = await rawClient(url(hh, `from=100000&to=235900&speed=${speed}`));
+      slow.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+      // The server gives up on it (its socket then holds the rest unread): 4008, and the connection is gone.
+      await expect.poll(() => hh.closes, { timeout: 20_000 }).toEqual([4008]);
+      await expect.poll(() => hh.replay.size, { timeout: 10_000 }).toBe(0);
+      expect(hh.steps).toContain('close');
+      if (speed !== 'max') expect(hh.steps[0]).toBe('conflate');
+      slow.socket.destroy();
+    },
+    30_000,
+  );
 
   it('one that pauses is conflated, then catches up with fresh snapshots at the replay clock, and ends with the recorded state', async () => {
     const dir = tmp();

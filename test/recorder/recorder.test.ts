@@ -14,7 +14,8 @@ import { DAY, T0, record } from './helpers.js';
 /** The recorder's files and summaries, retention, compression once the sessions are over (by a timer and by events), damage and a full disk. */
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'krx-r-'));
-const summaryOf = (dir: string, day: string, start: string) => SegmentSummary.parse(JSON.parse(readFileSync(join(dir, day, `seg-${start}.summary.json`), 'utf8')));
+const summaryOf = (dir: string, day: string, start: string) =>
+  SegmentSummary.parse(JSON.parse(readFileSync(join(dir, day, `seg-${start}.summary.json`), 'utf8')));
 
 describe('the recorder', () => {
   it('writes segments that open with a keyframe, then changes and statuses in order, and a summary when a segment closes', async () => {
@@ -78,7 +79,10 @@ describe('the recorder', () => {
     tick(at('17:56:00'), 1010); // a new segment: the 17:50 one closes, before the sessions end
     tick(at('17:59:59.500'), 1020);
     await r.settled();
-    const files = () => readdirSync(join(dir, DAY)).filter((f) => f.includes('.ndjson')).sort();
+    const files = () =>
+      readdirSync(join(dir, DAY))
+        .filter((f) => f.includes('.ndjson'))
+        .sort();
     expect(files()).toEqual(['seg-175000.ndjson', 'seg-175500.ndjson']);
     // The clock passes 18:00 and nothing is published: the timer (due 0.6 s from 17:59:59.5) compresses both.
     now = at('18:00:01');

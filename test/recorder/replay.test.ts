@@ -82,7 +82,8 @@ describe('record, crash, replay', () => {
     const atFrom = stateBefore(live.messages, from);
     const snaps = replay.ofType('snapshot') as SnapshotMsg[];
     expect(snaps.map((s) => s.topic).sort()).toEqual([...TOPICS].sort());
-    for (const s of snaps) expect({ topic: s.topic, seq: s.seq, data: s.data }).toEqual({ topic: s.topic, seq: atFrom.get(s.topic)!.seq, data: atFrom.get(s.topic)!.row });
+    for (const s of snaps)
+      expect({ topic: s.topic, seq: s.seq, data: s.data }).toEqual({ topic: s.topic, seq: atFrom.get(s.topic)!.seq, data: atFrom.get(s.topic)!.row });
     const key = (m: PatchMsg) => ({ topic: m.topic, seq: m.seq, ops: m.ops, ts: m.ts });
     const livePatches = (live.ofType('patch') as PatchMsg[]).filter((m) => m.ts >= from && m.ts < to).map(key);
     const replayed = (replay.ofType('patch') as PatchMsg[]).map(key);
@@ -109,7 +110,10 @@ describe('record, crash, replay', () => {
     expect(quote.from <= d.time && quote.to >= kst(to).time).toBe(true);
     expect(quote.changes).toBeGreaterThan(livePatches.length);
     const nd = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}`)).body.text();
-    const lines = nd.trim().split('\n').map((l) => JSON.parse(l) as PatchMsg);
+    const lines = nd
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as PatchMsg);
     expect(lines.map(key)).toEqual(livePatches.filter((p) => p.topic === 'quote.kospi.005930'));
     const csv = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}&format=csv`)).body.text();
     const rows = csv.trim().split('\n');

@@ -86,7 +86,11 @@ describe('chaos: the upstream refuses the bridge (429, 401)', () => {
     expect(JSON.stringify(g)).toMatch(/credentials/);
     sim.faults.set({});
     await until(() => last()?.state === 'live', AUTH_RETRY_MS + 5000, 'live once the key is accepted');
-    expect(statusesOf(c, 'quote', 'kospi').slice(mark).map((s) => s.state)).toEqual(['error', 'live']);
+    expect(
+      statusesOf(c, 'quote', 'kospi')
+        .slice(mark)
+        .map((s) => s.state),
+    ).toEqual(['error', 'live']);
     const lines = log.matching(/401/);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 50, msg: 'upstream refused the bridge credentials (401); check UPSTREAM_API_KEY' });

@@ -220,7 +220,17 @@ describe('chaos: a few bad rows in an otherwise good snapshot', () => {
     sim = new Simulator({ apiKey: SIM_KEY, dailyLimit: 1_000_000_000 });
     const { url } = await sim.start();
     proxy = await startProxy(url);
-    const config = defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, UPSTREAM_URL: proxy.url, UPSTREAM_API_KEY: SIM_KEY, MARKET_CLOCK: 'always' });
+    const config = defaultConfig({
+      PORT: 0,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      STATE: 'off',
+      RECORD: 'off',
+      NAMES_PER_DAY: 0,
+      UPSTREAM_URL: proxy.url,
+      UPSTREAM_API_KEY: SIM_KEY,
+      MARKET_CLOCK: 'always',
+    });
     bridge = await createBridge(config, { logger: silentLogger() });
     const addr = bridge.address;
     c = await new TestClient(addr.wsUrl).ready();

@@ -38,7 +38,16 @@ describe('feed state and data order', () => {
     bus.subscribe('batch', (b) => order.push(`batch@${b.ts}`));
     const demand = new Demand();
     const budget = { remaining: null, resetAt: null, isExhausted: () => false };
-    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock: marketClock('always', new Sessions(new KrxCalendar())), logger: silentLogger(), random: () => 0 });
+    poller = new Poller({
+      caller,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('always', new Sessions(new KrxCalendar())),
+      logger: silentLogger(),
+      random: () => 0,
+    });
     poller.start();
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(1500);

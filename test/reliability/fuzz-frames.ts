@@ -21,7 +21,35 @@ const json = (kind: string, value: unknown): FuzzFrame => text(kind, JSON.string
 
 /** Strings meant to trip validation: empty, whitespace, control characters, unicode, lookalikes, long. */
 export const nastyString = fc.oneof(
-  fc.constantFrom('', ' ', '\u0000', '005930\u0000', ' 005930', '００５９３０', '٠٠٥٩٣٠', '005930 ', '*', '**', '.', '..', 'quote.kospi.', '\u202e005930', '\ud800', '\udfff', '🙂', 'NaN', 'null', 'undefined', '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'KOSPI', 'Quote'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '005930\u0000',
+    ' 005930',
+    '００５９３０',
+    '٠٠٥٩٣٠',
+    '005930 ',
+    '*',
+    '**',
+    '.',
+    '..',
+    'quote.kospi.',
+    '\u202e005930',
+    '\ud800',
+    '\udfff',
+    '🙂',
+    'NaN',
+    'null',
+    'undefined',
+    '__proto__',
+    'constructor',
+    'prototype',
+    'hasOwnProperty',
+    'toString',
+    'KOSPI',
+    'Quote',
+  ),
   fc.string({ maxLength: 24 }),
   fc.string({ unit: 'binary', maxLength: 24 }),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
@@ -30,7 +58,28 @@ export const nastyString = fc.oneof(
 
 /** Request ids at and past the edges of what the protocol accepts. */
 export const edgeId = fc.oneof(
-  fc.constantFrom(0, -0, -1, 1.5, 2 ** 53 - 1, -(2 ** 53) + 1, 2 ** 53 + 2, 1e308, -1e308, 5e-324, '', 'x'.repeat(64), 'x'.repeat(65), null, true, false, [], {}, [1], { id: 1 }),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1.5,
+    2 ** 53 - 1,
+    -(2 ** 53) + 1,
+    2 ** 53 + 2,
+    1e308,
+    -1e308,
+    5e-324,
+    '',
+    'x'.repeat(64),
+    'x'.repeat(65),
+    null,
+    true,
+    false,
+    [],
+    {},
+    [1],
+    { id: 1 },
+  ),
   fc.integer(),
   fc.double(),
   fc.string({ maxLength: 70 }),
@@ -55,7 +104,27 @@ export function fuzzFrames(codes: readonly string[], maxPayload: number): fc.Arb
   const garbage = fc.oneof(
     fc.string({ maxLength: 200 }).map((s) => text('garbage', s)),
     fc.string({ unit: 'binary', maxLength: 200 }).map((s) => text('garbage', s)),
-    fc.constantFrom('{', '}', '[', '{"op":', '{"op":"ping"', '{"op":"ping"}}', '{"op":"ping",}', "{'op':'ping'}", 'null', 'true', '0', '""', '[]', '{}', '[{"op":"ping"}]', '\ufeff{"op":"ping"}', '{"op":"ping"}\u0000').map((s) => text('garbage', s)),
+    fc
+      .constantFrom(
+        '{',
+        '}',
+        '[',
+        '{"op":',
+        '{"op":"ping"',
+        '{"op":"ping"}}',
+        '{"op":"ping",}',
+        "{'op':'ping'}",
+        'null',
+        'true',
+        '0',
+        '""',
+        '[]',
+        '{}',
+        '[{"op":"ping"}]',
+        '\ufeff{"op":"ping"}',
+        '{"op":"ping"}\u0000',
+      )
+      .map((s) => text('garbage', s)),
     fc.jsonValue({ maxDepth: 3 }).map((v) => json('json-value', v)),
   );
   const binary = fc.uint8Array({ maxLength: 300 }).map((b): FuzzFrame => ({ kind: 'binary', data: b, binary: true, closes: [] }));
@@ -65,46 +134,85 @@ export function fuzzFrames(codes: readonly string[], maxPayload: number): fc.Arb
     deep.map((n) => text('deep-params', `{"op":"get","resource":"history","market":"kospi","code":"005930","params":${'{"a":'.repeat(n)}1${'}'.repeat(n)}}`)),
     deep.map((n) => text('deep-unclosed', '['.repeat(n))),
   );
-  const huge = fc
-    .integer({ min: maxPayload - 2048, max: maxPayload + 2048 })
-    .map((n) => {
-      const head = '{"op":"ping","id":"big","pad":"';
-      const pad = Math.max(0, n - head.length - 2);
-      return text('huge', head + 'x'.repeat(pad) + '"}', [1009]);
-    });
+  const huge = fc.integer({ min: maxPayload - 2048, max: maxPayload + 2048 }).map((n) => {
+    const head = '{"op":"ping","id":"big","pad":"';
+    const pad = Math.max(0, n - head.length - 2);
+    return text('huge', head + 'x'.repeat(pad) + '"}', [1009]);
+  });
   const wrongTypes = fc
     .record(
-      { op: fc.constantFrom('subscribe', 'unsubscribe', 'get', 'resync', 'ping'), id: edgeId, channel: anything, market: anything, codes: anything, resource: anything, code: anything, params: anything, topic: anything, since: anything, epoch: anything },
+      {
+        op: fc.constantFrom('subscribe', 'unsubscribe', 'get', 'resync', 'ping'),
+        id: edgeId,
+        channel: anything,
+        market: anything,
+        codes: anything,
+        resource: anything,
+        code: anything,
+        params: anything,
+        topic: anything,
+        since: anything,
+        epoch: anything,
+      },
       { requiredKeys: ['op'] },
     )
     .map((v) => json('wrong-types', v));
-  const unknownOp = fc.oneof(nastyString, anything).filter((op) => !['subscribe', 'unsubscribe', 'get', 'resync', 'ping'].includes(op as string)).map((op) => json('unknown-op', { op, id: 1 }));
+  const unknownOp = fc
+    .oneof(nastyString, anything)
+    .filter((op) => !['subscribe', 'unsubscribe', 'get', 'resync', 'ping'].includes(op as string))
+    .map((op) => json('unknown-op', { op, id: 1 }));
   const invalidTarget = fc.oneof(
     fc.record({ op: fc.constantFrom('subscribe', 'unsubscribe'), channel: p.channel, market: p.market, codes: codesArr }).map((v) => json('invalid-target', v)),
-    fc.record({ op: fc.constant('get'), resource: p.resource, market: p.market, code: p.code, params: fc.option(fc.dictionary(nastyString, anything, { maxKeys: 4 }), { nil: undefined }) }).map((v) => json('invalid-get', v)),
-    fc.record({ op: fc.constant('resync'), topic: fc.oneof(nastyString, fc.tuple(p.channel, p.market, p.code).map((t) => t.join('.'))) }).map((v) => json('resync', v)),
+    fc
+      .record({
+        op: fc.constant('get'),
+        resource: p.resource,
+        market: p.market,
+        code: p.code,
+        params: fc.option(fc.dictionary(nastyString, anything, { maxKeys: 4 }), { nil: undefined }),
+      })
+      .map((v) => json('invalid-get', v)),
+    fc
+      .record({
+        op: fc.constant('resync'),
+        topic: fc.oneof(
+          nastyString,
+          fc.tuple(p.channel, p.market, p.code).map((t) => t.join('.')),
+        ),
+      })
+      .map((v) => json('resync', v)),
   );
   const flood = fc
     .record({ channel: fc.constantFrom('quote', 'top', 'price', 'book'), market: fc.constant('kospi'), n: fc.integer({ min: 40, max: 1000 }) })
     .map(({ channel, market, n }) => json('flood', { op: 'subscribe', channel, market, codes: Array.from({ length: n }, (_, i) => codes[i % codes.length]) }));
   const ids = edgeId.map((id) => json('edge-id', { op: 'ping', id }));
-  const pollution = fc.constantFrom(
-    '{"op":"ping","id":1,"__proto__":{"polluted":true}}',
-    '{"__proto__":{"op":"ping"},"id":2}',
-    '{"op":"ping","constructor":{"prototype":{"polluted":true}}}',
-    '{"op":"subscribe","channel":"quote","market":"kospi","codes":["005930"],"since":{"__proto__":5,"constructor":1},"epoch":"x"}',
-    '{"op":"subscribe","channel":"quote","market":"kospi","codes":["005930"],"since":{"__proto__":{"polluted":1}}}',
-    '{"op":"get","resource":"history","market":"kospi","code":"005930","params":{"__proto__":{"count":5,"polluted":true},"from":"20260101","to":"20260110"}}',
-    '{"op":"get","resource":"master","market":"kospi","code":"005930","params":{"constructor":{"prototype":{"polluted":true}}}}',
-    '{"op":"__proto__","id":3}',
-    '{"op":"constructor","id":4}',
-    '{"op":"subscribe","channel":"__proto__","market":"constructor","codes":["toString"]}',
-    '{"op":"resync","topic":"__proto__.constructor.prototype"}',
-    '{"op":"resync","topic":"quote.__proto__.005930"}',
-  ).map((s) => text('pollution', s));
+  const pollution = fc
+    .constantFrom(
+      '{"op":"ping","id":1,"__proto__":{"polluted":true}}',
+      '{"__proto__":{"op":"ping"},"id":2}',
+      '{"op":"ping","constructor":{"prototype":{"polluted":true}}}',
+      '{"op":"subscribe","channel":"quote","market":"kospi","codes":["005930"],"since":{"__proto__":5,"constructor":1},"epoch":"x"}',
+      '{"op":"subscribe","channel":"quote","market":"kospi","codes":["005930"],"since":{"__proto__":{"polluted":1}}}',
+      '{"op":"get","resource":"history","market":"kospi","code":"005930","params":{"__proto__":{"count":5,"polluted":true},"from":"20260101","to":"20260110"}}',
+      '{"op":"get","resource":"master","market":"kospi","code":"005930","params":{"constructor":{"prototype":{"polluted":true}}}}',
+      '{"op":"__proto__","id":3}',
+      '{"op":"constructor","id":4}',
+      '{"op":"subscribe","channel":"__proto__","market":"constructor","codes":["toString"]}',
+      '{"op":"resync","topic":"__proto__.constructor.prototype"}',
+      '{"op":"resync","topic":"quote.__proto__.005930"}',
+    )
+    .map((s) => text('pollution', s));
   const valid = fc.oneof(
-    fc.record({ channel: fc.constantFrom(...CHANNELS.filter((c) => c !== 'index')), market: fc.constant('kospi'), codes: fc.subarray([...codes], { minLength: 1, maxLength: 3 }) }).map((v) => json('valid-subscribe', { op: 'subscribe', ...v })),
-    fc.record({ channel: fc.constantFrom(...CHANNELS), market: fc.constantFrom(...MARKETS), codes: fc.subarray([...codes], { minLength: 1, maxLength: 5 }) }).map((v) => json('valid-unsubscribe', { op: 'unsubscribe', ...v })),
+    fc
+      .record({
+        channel: fc.constantFrom(...CHANNELS.filter((c) => c !== 'index')),
+        market: fc.constant('kospi'),
+        codes: fc.subarray([...codes], { minLength: 1, maxLength: 3 }),
+      })
+      .map((v) => json('valid-subscribe', { op: 'subscribe', ...v })),
+    fc
+      .record({ channel: fc.constantFrom(...CHANNELS), market: fc.constantFrom(...MARKETS), codes: fc.subarray([...codes], { minLength: 1, maxLength: 5 }) })
+      .map((v) => json('valid-unsubscribe', { op: 'unsubscribe', ...v })),
     fc.constantFrom(...codes).map((code) => json('valid-get', { op: 'get', resource: 'master', market: 'kospi', code })),
     fc.constant(json('valid-get', { op: 'get', resource: 'lists', market: 'konex' })),
     fc.constantFrom(...codes).map((code) => json('valid-resync', { op: 'resync', topic: `quote.kospi.${code}` })),

@@ -155,7 +155,8 @@ describe('protocol fuzz against a live bridge', () => {
     if (c.closed !== undefined) {
       closes.set(c.closed.code, (closes.get(c.closed.code) ?? 0) + 1);
       const allowed = size > MAX_PAYLOAD ? [1009] : f.closes.filter((code) => code !== 1009);
-      if (!allowed.includes(c.closed.code)) failures.push(`${f.kind} (${size} bytes): closed ${c.closed.code} ${c.closed.reason}: ${String(f.data).slice(0, 120)}`);
+      if (!allowed.includes(c.closed.code))
+        failures.push(`${f.kind} (${size} bytes): closed ${c.closed.code} ${c.closed.reason}: ${String(f.data).slice(0, 120)}`);
       return;
     }
     if (size > MAX_PAYLOAD) failures.push(`${f.kind}: ${size} bytes over maxPayload and not closed`);
@@ -185,7 +186,10 @@ describe('protocol fuzz against a live bridge', () => {
   }
 
   it(`answers ${FRAMES} generated frames with coded errors, valid replies or documented closes`, async () => {
-    const codes = tb.bridge.symbols.list('kospi').slice(0, 60).map((s) => s.code);
+    const codes = tb.bridge.symbols
+      .list('kospi')
+      .slice(0, 60)
+      .map((s) => s.code);
     const frames = fc.sample(fuzzFrames(codes, MAX_PAYLOAD), { numRuns: FRAMES, seed: SEED });
     const t0 = Date.now();
     let reconnects = 0;
@@ -205,7 +209,10 @@ describe('protocol fuzz against a live bridge', () => {
       }),
     );
     const kinds = [...counts].sort((a, b) => b[1] - a[1]);
-    console.log('fuzz figures', JSON.stringify({ frames: frames.length, ms: Date.now() - t0, reconnects, closes: Object.fromEntries(closes), answers: Object.fromEntries(kinds) }));
+    console.log(
+      'fuzz figures',
+      JSON.stringify({ frames: frames.length, ms: Date.now() - t0, reconnects, closes: Object.fromEntries(closes), answers: Object.fromEntries(kinds) }),
+    );
     expect(failures.slice(0, 20)).toEqual([]);
     expect(closes.get(1009) ?? 0).toBeGreaterThan(0);
     expect([...closes.keys()].every((code) => code === 1009)).toBe(true);
@@ -222,12 +229,16 @@ describe('protocol fuzz against a live bridge', () => {
     const open8 = await Promise.all(Array.from({ length: 8 }, () => open()));
     expect(open8.every((c) => c.welcomed)).toBe(true);
     const refused = await Promise.all(
-      Array.from({ length: 20 }, () => new Promise<number>((resolve) => {
-        const ws = new WebSocket(tb.wsUrl);
-        ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
-        ws.on('open', () => resolve(101));
-        ws.on('error', () => resolve(-1));
-      })),
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<number>((resolve) => {
+            const ws = new WebSocket(tb.wsUrl);
+            ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
+            ws.on('open', () => resolve(101));
+            ws.on('error', () => resolve(-1));
+          }),
+      ),
     );
     expect(refused.every((s) => s === 429)).toBe(true);
     const c = open8[0]!;

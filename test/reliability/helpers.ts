@@ -111,21 +111,18 @@ export async function startProxy(target: string): Promise<Proxy> {
   const t = new URL(target);
   const proxy: Proxy = { url: '', mangle: undefined, close: async () => undefined };
   const server: Server = createServer((req, res) => {
-    const up = httpRequest(
-      { host: t.hostname, port: t.port, path: req.url, method: 'GET', headers: { ...req.headers, host: t.host } },
-      (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (d: Buffer) => chunks.push(d));
-        r.on('end', () => {
-          let body = Buffer.concat(chunks).toString('utf8');
-          const m = proxy.mangle;
-          if (m && r.statusCode === 200) body = JSON.stringify(m(req.url ?? '/', JSON.parse(body) as unknown));
-          const headers: IncomingHttpHeaders = { ...r.headers, 'content-length': String(Buffer.byteLength(body)) };
-          res.writeHead(r.statusCode ?? 502, headers);
-          res.end(body);
-        });
-      },
-    );
+    const up = httpRequest({ host: t.hostname, port: t.port, path: req.url, method: 'GET', headers: { ...req.headers, host: t.host } }, (r) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (d: Buffer) => chunks.push(d));
+      r.on('end', () => {
+        let body = Buffer.concat(chunks).toString('utf8');
+        const m = proxy.mangle;
+        if (m && r.statusCode === 200) body = JSON.stringify(m(req.url ?? '/', JSON.parse(body) as unknown));
+        const headers: IncomingHttpHeaders = { ...r.headers, 'content-length': String(Buffer.byteLength(body)) };
+        res.writeHead(r.statusCode ?? 502, headers);
+        res.end(body);
+      });
+    });
     up.on('error', () => res.destroy());
     up.end();
   });
@@ -183,7 +180,9 @@ export function rawClient(wsUrl: string, headers: Record<string, string> = {}): 
     let closed = false;
     socket.on('close', () => (closed = true));
     socket.on('error', () => undefined);
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.once('connect', () => {
       socket.write(
         `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +

@@ -63,7 +63,18 @@ describe('docs/OPERATIONS.md', () => {
 
   it('lists every wire error code with its HTTP status and retryability', () => {
     const table = section('4.1 Wire errors');
-    const http = new Map(Object.entries({ bad_request: 400, unknown_op: 400, rate_limited: 429, upstream_rate_limited: 429, upstream_unavailable: 502, not_found: 404, unauthorized: 401, internal: 500 }));
+    const http = new Map(
+      Object.entries({
+        bad_request: 400,
+        unknown_op: 400,
+        rate_limited: 429,
+        upstream_rate_limited: 429,
+        upstream_unavailable: 502,
+        not_found: 404,
+        unauthorized: 401,
+        internal: 500,
+      }),
+    );
     for (const [code, e] of Object.entries(ERROR_CODES)) {
       const [row] = rows(table, `\`${code}\``);
       expect(row, code).toBeDefined();

@@ -109,11 +109,21 @@ async function exercise(bridge: Bridge, simOf: () => Simulator, log: MemoryLog):
     await until(() => bridge.symbols.loaded('kospi') && bridge.symbols.loaded('kosdaq'), 10_000, 'symbols');
     await wsAll(c);
     await httpAll(addr.url, rec);
-    const codes = bridge.symbols.list('kospi').slice(100, 100 + FAULTS.length).map((x) => x.code);
+    const codes = bridge.symbols
+      .list('kospi')
+      .slice(100, 100 + FAULTS.length)
+      .map((x) => x.code);
     for (const [i, [name, fault]] of FAULTS.entries()) {
       const mark = statusesOf(c, 'quote', 'kospi').length;
       sim.faults.set(fault);
-      await until(() => statusesOf(c, 'quote', 'kospi').slice(mark).some((s) => s.state !== 'live'), 8000, `${name} status`);
+      await until(
+        () =>
+          statusesOf(c, 'quote', 'kospi')
+            .slice(mark)
+            .some((s) => s.state !== 'live'),
+        8000,
+        `${name} status`,
+      );
       await underFault(c, addr.url, codes[i]!, rec);
       sim.faults.set({});
       // The 429 spends the day's budget; the others recover.
@@ -138,13 +148,23 @@ function expectNoKey(rec: Recorded, keys: readonly string[]): void {
   }
   // The scan saw real traffic: frames of every kind, errors, log lines about the faults.
   const all = rec.frames.join('\n');
-  for (const t of ['"type":"welcome"', '"type":"result"', '"type":"error"', '"code":"upstream_unavailable"', '"state":"stale"', '"state":"error"']) expect(all).toContain(t);
+  for (const t of ['"type":"welcome"', '"type":"result"', '"type":"error"', '"code":"upstream_unavailable"', '"state":"stale"', '"state":"error"'])
+    expect(all).toContain(t);
   expect(rec.http.some((h) => h.startsWith('502 '))).toBe(true);
   expect(rec.log.lines.length).toBeGreaterThan(100);
   expect(rec.log.text).toMatch(/upstream call failed/);
 }
 
-const base: Partial<Config> = { STATE: 'off', RECORD: 'off', NAMES_PER_DAY: 0, PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'debug', UPSTREAM_TIMEOUT_MS: 300, IDLE_GRACE_MS: 1000 };
+const base: Partial<Config> = {
+  STATE: 'off',
+  RECORD: 'off',
+  NAMES_PER_DAY: 0,
+  PORT: 0,
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'debug',
+  UPSTREAM_TIMEOUT_MS: 300,
+  IDLE_GRACE_MS: 1000,
+};
 const poller = { authRetryMs: 1000, maxBackoffMs: 1000 };
 
 describe('the upstream API key never leaves the bridge', () => {
@@ -153,31 +173,43 @@ describe('the upstream API key never leaves the bridge', () => {
     for (const s of sims) await s.stop();
   });
 
-  it.concurrent('built-in simulator, logger scrubbing the key: in no frame, response or log line', async () => {
-    const log = new MemoryLog();
-    const logger = createLogger({ level: 'debug', secrets: [KEY], destination: log });
-    const bridge = await createBridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
-    const rec = await exercise(bridge, () => bridge.sim!, log);
-    expectNoKey(rec, [KEY]);
-  }, 90_000);
+  it.concurrent(
+    'built-in simulator, logger scrubbing the key: in no frame, response or log line',
+    async () => {
+      const log = new MemoryLog();
+      const logger = createLogger({ level: 'debug', secrets: [KEY], destination: log });
+      const bridge = await createBridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
+      const rec = await exercise(bridge, () => bridge.sim!, log);
+      expectNoKey(rec, [KEY]);
+    },
+    90_000,
+  );
 
-  it.concurrent('built-in simulator, logger WITHOUT scrubbing: the key never reaches the logger', async () => {
-    const log = new MemoryLog();
-    const logger = createLogger({ level: 'debug', destination: log });
-    const bridge = await createBridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
-    const rec = await exercise(bridge, () => bridge.sim!, log);
-    expectNoKey(rec, [KEY]);
-  }, 90_000);
+  it.concurrent(
+    'built-in simulator, logger WITHOUT scrubbing: the key never reaches the logger',
+    async () => {
+      const log = new MemoryLog();
+      const logger = createLogger({ level: 'debug', destination: log });
+      const bridge = await createBridge(defaultConfig(base), { logger, simulator: { apiKey: KEY }, poller });
+      const rec = await exercise(bridge, () => bridge.sim!, log);
+      expectNoKey(rec, [KEY]);
+    },
+    90_000,
+  );
 
-  it.concurrent('configured upstream (UPSTREAM_URL, UPSTREAM_API_KEY), logger WITHOUT scrubbing', async () => {
-    const sim = new Simulator({ apiKey: KEY, dailyLimit: 1_000_000_000 });
-    sims.push(sim);
-    const { url } = await sim.start();
-    const log = new MemoryLog();
-    const logger = createLogger({ level: 'debug', destination: log });
-    const config = defaultConfig({ ...base, UPSTREAM_URL: url, UPSTREAM_API_KEY: KEY, MARKET_CLOCK: 'always' });
-    const bridge = await createBridge(config, { logger, poller });
-    const rec = await exercise(bridge, () => sim, log);
-    expectNoKey(rec, [KEY]);
-  }, 90_000);
+  it.concurrent(
+    'configured upstream (UPSTREAM_URL, UPSTREAM_API_KEY), logger WITHOUT scrubbing',
+    async () => {
+      const sim = new Simulator({ apiKey: KEY, dailyLimit: 1_000_000_000 });
+      sims.push(sim);
+      const { url } = await sim.start();
+      const log = new MemoryLog();
+      const logger = createLogger({ level: 'debug', destination: log });
+      const config = defaultConfig({ ...base, UPSTREAM_URL: url, UPSTREAM_API_KEY: KEY, MARKET_CLOCK: 'always' });
+      const bridge = await createBridge(config, { logger, poller });
+      const rec = await exercise(bridge, () => sim, log);
+      expectNoKey(rec, [KEY]);
+    },
+    90_000,
+  );
 });

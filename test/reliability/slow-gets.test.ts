@@ -71,7 +71,9 @@ describe('clients that flood get and never read', () => {
     sampling = false;
     await sampler;
     const results = await metric(tb.bridge.metrics, 'krx_messages_out_total', { type: 'result' });
-    console.log(JSON.stringify({ listBytes, results, maxHeldMB: +(maxHeld / 2 ** 20).toFixed(2), healthMaxMs: Math.round(Math.max(...health)), samples: health.length }));
+    console.log(
+      JSON.stringify({ listBytes, results, maxHeldMB: +(maxHeld / 2 ** 20).toFixed(2), healthMaxMs: Math.round(Math.max(...health)), samples: health.length }),
+    );
     // Each connection got replies until its socket (the kernel's buffer, then the cap) was full, and a coded refusal for each of the rest.
     expect(results).toBeLessThan((CLIENTS * GETS) / 2);
     expect(maxHeld).toBeLessThanOrEqual(REPLY_BYTES + listBytes);

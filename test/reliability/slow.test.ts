@@ -196,7 +196,10 @@ describe('slow consumers beside 200 normal clients', () => {
     // The poller stays out of it: this feed is driven by the test alone.
     tb.bridge.poller.stop();
     await until(() => tb.bridge.symbols.loaded('kospi'), 10_000, 'symbols');
-    const codes = tb.bridge.symbols.list('kospi').map((s) => s.code).slice(0, SYMBOLS);
+    const codes = tb.bridge.symbols
+      .list('kospi')
+      .map((s) => s.code)
+      .slice(0, SYMBOLS);
     load = new Load(tb, codes);
     load.tick();
     for (let i = 0; i < NORMAL; i++) clients.push(new LeanClient(tb.wsUrl, samples));
@@ -264,7 +267,8 @@ describe('slow consumers beside 200 normal clients', () => {
       const slow = await slowClient();
       load.stop();
       // The last tick delivered to the normal clients: what the server still holds is the slow client's.
-      const caughtUp = () => clients.every((c) => [...c.seqs].every(([topic, seq]) => tb.bridge.store.entry('quote', 'kospi', topic.split('.')[2]!)?.seq === seq));
+      const caughtUp = () =>
+        clients.every((c) => [...c.seqs].every(([topic, seq]) => tb.bridge.store.entry('quote', 'kospi', topic.split('.')[2]!)?.seq === seq));
       await until(caughtUp, 5000, 'the normal clients caught up');
       const held = await settledLiveBytes(gc);
       slow.socket.destroy();

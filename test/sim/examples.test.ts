@@ -58,7 +58,13 @@ describe('provider examples', () => {
     const rank = (await s.get('/v3/market/realtime/kospi/stocks/005930/traderanking')).json() as { result: Record<string, unknown> };
     expect(rank.result.isuSrtCd).toBe('005930*001');
     const master = (await s.get('/v3/market/closed/kospi/005930/master')).json() as { result: Record<string, unknown> };
-    expect(master.result).toMatchObject({ isuCd: 'KR7005930003', isuKorAbbrv: '삼성전자', isuEngNm: 'SamsungElec', invstcautnRemndIsuYn: ' -', idxIndMidclssCd: 13 });
+    expect(master.result).toMatchObject({
+      isuCd: 'KR7005930003',
+      isuKorAbbrv: '삼성전자',
+      isuEngNm: 'SamsungElec',
+      invstcautnRemndIsuYn: ' -',
+      idxIndMidclssCd: 13,
+    });
     expect(typeof master.result.trdDd).toBe('number');
   });
 });

@@ -41,7 +41,9 @@ describe('faults', () => {
   it('hangs a request until the client gives up', async () => {
     await control('PUT', 'faults', { timeout: { match: 'ohlclists' } });
     const t0 = Date.now();
-    await expect(request(`${s.url}/v3/market/realtime/kospi/multiquote/stocks/ohlclists`, { headers: { apikey: 'sim-key' }, headersTimeout: 300 })).rejects.toMatchObject({
+    await expect(
+      request(`${s.url}/v3/market/realtime/kospi/multiquote/stocks/ohlclists`, { headers: { apikey: 'sim-key' }, headersTimeout: 300 }),
+    ).rejects.toMatchObject({
       code: 'UND_ERR_HEADERS_TIMEOUT',
     });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);

@@ -5,7 +5,10 @@ import { Simulator, type SimulatorOptions } from '../../src/sim/index.js';
 export interface Running {
   readonly sim: Simulator;
   readonly url: string;
-  get(path: string, headers?: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; json: () => unknown }>;
+  get(
+    path: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; json: () => unknown }>;
   stop(): Promise<void>;
 }
 

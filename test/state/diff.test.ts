@@ -10,10 +10,15 @@ describe('diffRows', () => {
     ['new field', { a: 1 }, { a: 1, b: null }, [{ op: 'add', path: '/b', value: null }]],
     ['removed field', { a: 1, b: 2 }, { a: 1 }, [{ op: 'remove', path: '/b' }]],
     ['null to number', { a: null }, { a: 5 }, [{ op: 'replace', path: '/a', value: 5 }]],
-    ['escaped names', { 'x/y': 1, 'a~b': 1 }, { 'x/y': 2, 'a~b': 3 }, [
-      { op: 'replace', path: '/x~1y', value: 2 },
-      { op: 'replace', path: '/a~0b', value: 3 },
-    ]],
+    [
+      'escaped names',
+      { 'x/y': 1, 'a~b': 1 },
+      { 'x/y': 2, 'a~b': 3 },
+      [
+        { op: 'replace', path: '/x~1y', value: 2 },
+        { op: 'replace', path: '/a~0b', value: 3 },
+      ],
+    ],
   ])('%s', (_name, prev, next, ops) => {
     expect(diffRows(prev, next)).toEqual(ops);
   });

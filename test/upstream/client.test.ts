@@ -77,7 +77,12 @@ describe('UpstreamClient success', () => {
     server.handle((_req, res) =>
       sendJson(res, 200, {
         jsonrpc: '2.0',
-        result: { isulist: [{ isuSrtCd: '005930', trdPrc: 66700, trdTm: 9544500 }, { isuSrtCd: '000660', trdPrc: 'x' }] },
+        result: {
+          isulist: [
+            { isuSrtCd: '005930', trdPrc: 66700, trdTm: 9544500 },
+            { isuSrtCd: '000660', trdPrc: 'x' },
+          ],
+        },
       }),
     );
     const r = await client.call('v3.realtime.multiquote.price', PRICE);
@@ -97,10 +102,7 @@ describe('UpstreamClient success', () => {
     server.handle((_req, res) => sendJson(res, 200, { jsonrpc: '2.0', result: { isuSrtCd: 'K1', trdPrc: 2669.78 } }));
     await client.call('v3.realtime.index.index', { marketcode: 'kospi', issuecode: 'K1' });
     await client.call('v3.realtime.index.index', { marketcode: 'kospi', issuecode: 'K1' });
-    expect(server.seen.map((s) => s.url)).toStrictEqual([
-      '/api/v3/market/realtime/index/kospi/K1/index',
-      '/api/v3/market/realtime/index/kospi/K1/index',
-    ]);
+    expect(server.seen.map((s) => s.url)).toStrictEqual(['/api/v3/market/realtime/index/kospi/K1/index', '/api/v3/market/realtime/index/kospi/K1/index']);
     expect(server.seen[1]!.port).toBe(server.seen[0]!.port);
   });
 });

@@ -1,15 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, endpoint } from '../../src/upstream/catalogue.js';
-import {
-  SECTION_END,
-  SECTION_START,
-  catalogueMarkdown,
-  catalogueRow,
-  currentSection,
-  provisionInWords,
-  replaceSection,
-} from '../../src/upstream/docs.js';
+import { SECTION_END, SECTION_START, catalogueMarkdown, catalogueRow, currentSection, provisionInWords, replaceSection } from '../../src/upstream/docs.js';
 
 const README = readFileSync(new URL('../../docs/UPSTREAM.md', import.meta.url), 'utf8');
 
@@ -38,7 +30,9 @@ describe('catalogue docs', () => {
   it('says provision rules in words', () => {
     expect(provisionInWords({ type: 'realtime', strict: true })).toBe('realtime, during the sessions (08:30–18:00 on trading days); 400 at other hours');
     expect(provisionInWords({ type: 'batch', at: '06:30' })).toBe('daily from 06:30');
-    expect(provisionInWords({ type: 'afterClose', at: '15:40' })).toBe("the last trading day's until 08:30; 400 from 08:30 until 15:40 on trading days; then today's");
+    expect(provisionInWords({ type: 'afterClose', at: '15:40' })).toBe(
+      "the last trading day's until 08:30; 400 from 08:30 until 15:40 on trading days; then today's",
+    );
   });
 
   it('replaces only the text between the markers', () => {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  UPSTREAM_ERROR_CODES,
-  UpstreamError,
-  errorFromResponse,
-  isUpstreamError,
-  upstreamText,
-  type UpstreamErrorCode,
-} from '../../src/upstream/errors.js';
+import { UPSTREAM_ERROR_CODES, UpstreamError, errorFromResponse, isUpstreamError, upstreamText, type UpstreamErrorCode } from '../../src/upstream/errors.js';
 import { ERROR_BODIES, classify400 } from '../../src/upstream/wire.js';
 
 const json = (o: unknown) => JSON.stringify(o);
@@ -47,9 +40,7 @@ describe('errorFromResponse', () => {
   it("quotes the upstream's own text", () => {
     expect(errorFromResponse(401, json(ERROR_BODIES.badKey), 'e').message).toBe('e: HTTP 401 "Invalid authentication credentials"');
     expect(errorFromResponse(400, json(ERROR_BODIES.invalidCode), 'e').message).toContain('소속시장 또는 종목코드가 유효하지 않습니다.');
-    expect(errorFromResponse(502, '<html>\n  <body>bad gateway</body>\n</html>', 'e').message).toBe(
-      'e: HTTP 502 "<html> <body>bad gateway</body> </html>"',
-    );
+    expect(errorFromResponse(502, '<html>\n  <body>bad gateway</body>\n</html>', 'e').message).toBe('e: HTTP 502 "<html> <body>bad gateway</body> </html>"');
     expect(errorFromResponse(500, '', 'e').message).toBe('e: HTTP 500');
   });
 

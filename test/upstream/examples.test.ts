@@ -13,9 +13,7 @@ const EXAMPLES = (
 
 function split(key: string): { pathname: string; query: URLSearchParams } {
   const q = key.indexOf('?');
-  return q < 0
-    ? { pathname: key, query: new URLSearchParams() }
-    : { pathname: key.slice(0, q), query: new URLSearchParams(key.slice(q + 1)) };
+  return q < 0 ? { pathname: key, query: new URLSearchParams() } : { pathname: key.slice(0, q), query: new URLSearchParams(key.slice(q + 1)) };
 }
 
 function normalised(key: string): Normalised {

@@ -16,14 +16,44 @@ import { connect, startBridge, type TestBridge, type TestClient } from '../bridg
  * Every row comes back with its date under the one name the SDK declares.
  */
 
-const BZDD_ROW = { BzDd: 20181228, trdPrc: 38600, cmpprevddTpCd: '2', opnprc: 38250, hgprc: 38900, lwprc: 38200, accTrdvol: 2955868, accTrdval: 113875559350, cmpprevddPrc: 350 };
+const BZDD_ROW = {
+  BzDd: 20181228,
+  trdPrc: 38600,
+  cmpprevddTpCd: '2',
+  opnprc: 38250,
+  hgprc: 38900,
+  lwprc: 38200,
+  accTrdvol: 2955868,
+  accTrdval: 113875559350,
+  cmpprevddPrc: 350,
+};
 
 describe('history-like rows dated BzDd', () => {
   const bodies: [string, Record<string, unknown>, Record<string, unknown>][] = [
     ['v2.stocks.history', { isuSrtCd: '005930', hisLists: [BZDD_ROW, { ...BZDD_ROW, BzDd: '20181227' }] }, { trdPrc: 38600 }],
     ['v2.index.history', { isuSrtCd: 'K1', isuKorNm: '코스피', hisLists: [BZDD_ROW, { ...BZDD_ROW, BzDd: '20181227' }] }, { trdPrc: 38600 }],
-    ['v2.stocks.shortsell', { isuSrtCd: '005930', hisLists: [{ BzDd: 20181228, srtsellTrdVol: 10, lendBalQty: 5 }, { BzDd: '20181227', srtsellTrdVol: 9 }] }, { srtsellTrdvol: 10 }],
-    ['v2.stocks.foreignhistory', { isuSrtCd: '005930', hisLists: [{ BzDd: 20181228, FornHdVol: 7 }, { BzDd: '20181227', FornHdVol: 6 }] }, { FornHdVol: 7 }],
+    [
+      'v2.stocks.shortsell',
+      {
+        isuSrtCd: '005930',
+        hisLists: [
+          { BzDd: 20181228, srtsellTrdVol: 10, lendBalQty: 5 },
+          { BzDd: '20181227', srtsellTrdVol: 9 },
+        ],
+      },
+      { srtsellTrdvol: 10 },
+    ],
+    [
+      'v2.stocks.foreignhistory',
+      {
+        isuSrtCd: '005930',
+        hisLists: [
+          { BzDd: 20181228, FornHdVol: 7 },
+          { BzDd: '20181227', FornHdVol: 6 },
+        ],
+      },
+      { FornHdVol: 7 },
+    ],
   ];
   it.each(bodies)('%s: every row kept, dated trdDd, whether BzDd came as a number or a string', (id, body, first) => {
     const n = normaliseBody(endpoint(id).response, { result: body });
@@ -45,13 +75,23 @@ describe('history-like rows dated BzDd', () => {
 describe('date-, time- and code-like fields under a second name or type', () => {
   // Each from the provider's tables and examples: the declared type is the string one; names as payloads spell them.
   const cases: [string, string, Record<string, unknown>, Record<string, unknown>][] = [
-    ['trdTm as a number without its leading zero', 'v2.multiquote.price', { isulist: [{ isuSrtCd: '005930', trdPrc: 1, trdTm: 9544500 }] }, { trdTm: '09544500' }],
+    [
+      'trdTm as a number without its leading zero',
+      'v2.multiquote.price',
+      { isulist: [{ isuSrtCd: '005930', trdPrc: 1, trdTm: 9544500 }] },
+      { trdTm: '09544500' },
+    ],
     ['listDd as a number', 'v2.stocks.master', { isuSrtCd: '005930', isuCd: 'KR7005930003', listDd: 19750611 }, { listDd: '19750611' }],
     ['trdDd as a number', 'v2.stocks.history', { isuSrtCd: '005930', hisLists: [{ trdDd: 20261120, trdPrc: 1 }] }, { trdDd: '20261120' }],
     ['cmpprevddTpCd as a number', 'v2.stocks.history', { isuSrtCd: '005930', hisLists: [{ trdDd: '20261120', cmpprevddTpCd: 2 }] }, { cmpprevddTpCd: '2' }],
     ['isuKorAbbr for isuKorAbbrv', 'v2.stocks.lists', { isuLists: [{ isuSrtCd: '005930', isuKorAbbr: '삼성전자' }] }, { isuKorAbbrv: '삼성전자' }],
     ['IsuSrtCd for isuSrtCd', 'v2.stocks.lists', { isuLists: [{ IsuSrtCd: '005930' }] }, { isuSrtCd: '005930' }],
-    ['srtsellTrdVol for srtsellTrdvol', 'v3.closed.shortsell', { isuSrtCd: '005930', hisLists: [{ trdDd: '20261120', srtsellTrdVol: 3 }] }, { srtsellTrdvol: 3 }],
+    [
+      'srtsellTrdVol for srtsellTrdvol',
+      'v3.closed.shortsell',
+      { isuSrtCd: '005930', hisLists: [{ trdDd: '20261120', srtsellTrdVol: 3 }] },
+      { srtsellTrdvol: 3 },
+    ],
     ['inddTm as a number', 'v2.stocks.intraday', { isuSrtCd: '005930', hisLists: [{ inddTm: 9100000, inddClsprc: 1 }] }, { inddTm: '09100000' }],
   ];
   it.each(cases)('%s', (_what, id, body, want) => {
@@ -103,9 +143,12 @@ describe('through the bridge and the simulator (v2 rows dated BzDd)', () => {
 
   it('the simulator serves v2 history rows the way the provider does', async () => {
     const sim = tb.bridge.sim!;
-    const r = await request(`${new URL(tb.bridge.upstreamOrigin)}v2/market/stocks/kospi/005930/history?trnsmCycleTpCd=D&inqStrtDd=20261101&inqEndDd=20261120&reqCnt=3`, {
-      headers: { apikey: 'test-upstream-key-9f1c2e7a' },
-    });
+    const r = await request(
+      `${new URL(tb.bridge.upstreamOrigin)}v2/market/stocks/kospi/005930/history?trnsmCycleTpCd=D&inqStrtDd=20261101&inqEndDd=20261120&reqCnt=3`,
+      {
+        headers: { apikey: 'test-upstream-key-9f1c2e7a' },
+      },
+    );
     const raw = (await r.body.json()) as { result: { hisLists: Record<string, unknown>[] } };
     expect(raw.result.hisLists[0]).toHaveProperty('BzDd');
     expect(raw.result.hisLists[0]).not.toHaveProperty('trdDd');
@@ -124,7 +167,10 @@ describe('through the bridge and the simulator (v2 rows dated BzDd)', () => {
 
   it('every history-like resource comes back with its dates, on get and on /api', async () => {
     for (const resource of ['history', 'shortsell', 'foreignhistory']) {
-      const r = (await c.request({ op: 'get', resource, market: 'kospi', code: '005930' })) as unknown as { type: string; data: { hisLists: { trdDd: string }[] } };
+      const r = (await c.request({ op: 'get', resource, market: 'kospi', code: '005930' })) as unknown as {
+        type: string;
+        data: { hisLists: { trdDd: string }[] };
+      };
       expect(r.type, resource).toBe('result');
       expect(r.data.hisLists.length, resource).toBeGreaterThan(0);
       for (const row of r.data.hisLists) expect(row.trdDd, resource).toMatch(/^\d{8}$/);
@@ -146,7 +192,10 @@ describe('through the bridge and the simulator (v2 rows dated BzDd)', () => {
         headers: { apikey: 'test-upstream-key-9f1c2e7a' },
       });
       expect(typeof ((await raw.body.json()) as { result: { hisLists: { BzDd: unknown }[] } }).result.hisLists[0]!.BzDd).toBe('string');
-      const g = (await c.request({ op: 'get', resource: 'shortsell', market: 'kospi', code: '035420' })) as unknown as { type: string; data: { hisLists: { trdDd: string }[] } };
+      const g = (await c.request({ op: 'get', resource: 'shortsell', market: 'kospi', code: '035420' })) as unknown as {
+        type: string;
+        data: { hisLists: { trdDd: string }[] };
+      };
       expect(g.type).toBe('result');
       const api = await request(`${tb.url}/api/v2/market/stocks/kospi/068270/shortsell?inqStrtDd=20261101&inqEndDd=20261120`);
       const viaApi = ((await api.body.json()) as { data: { hisLists: { trdDd: string }[] } }).data.hisLists;
@@ -186,7 +235,6 @@ describe('through the bridge and the simulator (v2 rows dated BzDd)', () => {
       tb.bridge.sim!.faults.set({});
     }
   });
-
 });
 
 describe('a partial drop', () => {

@@ -116,7 +116,10 @@ type Op =
   | { op: 'break'; how: string };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ op: fc.constant('bump' as const), row: fc.nat(), field: fc.integer({ min: 1, max: 4 }), by: fc.integer({ min: 1, max: 20_000 }) }), weight: 12 },
+  {
+    arbitrary: fc.record({ op: fc.constant('bump' as const), row: fc.nat(), field: fc.integer({ min: 1, max: 4 }), by: fc.integer({ min: 1, max: 20_000 }) }),
+    weight: 12,
+  },
   { arbitrary: fc.record({ op: fc.constant('set' as const), row: fc.nat(), field: fc.nat(), text: valueText }), weight: 3 },
   { arbitrary: fc.record({ op: fc.constant('respell' as const), row: fc.nat(), field: fc.nat(), how: fc.nat(4) }), weight: 2 },
   { arbitrary: fc.record({ op: fc.constant('insert' as const), at: fc.nat(), row: rowArb }), weight: 1 },
@@ -126,7 +129,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('removeField' as const), row: fc.nat(), field: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('dup' as const), row: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ op: fc.constant('style' as const), row: fc.nat(), style: fc.nat(3) }), weight: 1 },
-  { arbitrary: fc.record({ op: fc.constant('envelope' as const), envelope: fc.constantFrom('bare' as const, 'wrapped' as const, 'alias' as const, 'extra' as const) }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('envelope' as const),
+      envelope: fc.constantFrom('bare' as const, 'wrapped' as const, 'alias' as const, 'extra' as const),
+    }),
+    weight: 1,
+  },
   { arbitrary: fc.record({ op: fc.constant('break' as const), how: fc.constantFrom('truncate', 'element', 'trailing', 'twice') }), weight: 1 },
 );
 

@@ -1,6 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FieldScan, NESTED, NOT_JSON, canonicalInteger, compositeEnd, firstArray, numberEnd, plainAsciiString, scalarEnd, stringEnd } from '../../src/upstream/scan.js';
+import {
+  FieldScan,
+  NESTED,
+  NOT_JSON,
+  canonicalInteger,
+  compositeEnd,
+  firstArray,
+  numberEnd,
+  plainAsciiString,
+  scalarEnd,
+  stringEnd,
+} from '../../src/upstream/scan.js';
 
 const bytes = (s: string): Buffer => Buffer.from(s);
 

@@ -80,7 +80,16 @@ export function dailyBar(spec: SeriesSpec, date: string, overrides: Overrides = 
   const high = spec.round(Math.max(open, close) * Math.exp(Math.abs(0.4 * spec.sigma * gauss(spec.key, 0x54, day))));
   const low = spec.round(Math.min(open, close) * Math.exp(-Math.abs(0.4 * spec.sigma * gauss(spec.key, 0x55, day))));
   const vol = Math.max(1, Math.round(spec.dailyVol * Math.exp(0.45 * gauss(spec.key, 0x56, day) - 0.1)));
-  return { date, open, high: Math.max(high, open, close), low: Math.min(low, open, close), close, prevClose, vol, val: Math.round(vol * (spec.valPerVol ?? (open + high + low + close) / 4)) };
+  return {
+    date,
+    open,
+    high: Math.max(high, open, close),
+    low: Math.min(low, open, close),
+    close,
+    prevClose,
+    vol,
+    val: Math.round(vol * (spec.valPerVol ?? (open + high + low + close) / 4)),
+  };
 }
 
 /** History period: daily, weekly (Monday-based weeks) or monthly. */
@@ -98,14 +107,7 @@ function periodKey(date: string, period: Period): string {
  * Bars of `period` over `[from, to]`, newest first, at most `limit`. A bar
  * is dated by the last trading day of its period inside the range.
  */
-export function periodBars(
-  spec: SeriesSpec,
-  period: Period,
-  from: string,
-  to: string,
-  limit: number,
-  overrides: Overrides = NONE,
-): DayBar[] {
+export function periodBars(spec: SeriesSpec, period: Period, from: string, to: string, limit: number, overrides: Overrides = NONE): DayBar[] {
   const groups: DayBar[][] = [];
   let key = '';
   for (let d = spec.calendar.onOrBefore(to); d >= from; d = spec.calendar.prevTradingDay(d)) {

@@ -39,9 +39,28 @@ export interface IndexLive {
 }
 
 const LEVELS: Readonly<Record<string, number>> = {
-  K1: 2650, K2: 2620, K3: 2930, K4: 2360, K51: 352, K61: 2680, K62: 2470, K175: 9800, K176: 8900,
-  K401: 1480, K402: 1650, K403: 1390, Q1: 870, Q2: 1790, Q3: 1260, Q4: 2340, Q203: 1390, Q204: 1210,
-  S50: 5520, S300: 1620, S301: 1480, S441: 1330,
+  K1: 2650,
+  K2: 2620,
+  K3: 2930,
+  K4: 2360,
+  K51: 352,
+  K61: 2680,
+  K62: 2470,
+  K175: 9800,
+  K176: 8900,
+  K401: 1480,
+  K402: 1650,
+  K403: 1390,
+  Q1: 870,
+  Q2: 1790,
+  Q3: 1260,
+  Q4: 2340,
+  Q203: 1390,
+  Q204: 1210,
+  S50: 5520,
+  S300: 1620,
+  S301: 1480,
+  S441: 1330,
 };
 
 const KOSDAQ_MANUFACTURING = new Set([56, 58, 62, 65, 66, 67, 68, 70, 72, 74, 75, 77]);
@@ -84,7 +103,12 @@ function kosdaqMembers(code: string, n: number, eq: readonly Issue[], top: Issue
   if (n === 4) return top.slice(400);
   if (n === 15) return eq.filter((i) => KOSDAQ_IT.has(i.sector));
   if (n === 24) return eq.filter((i) => KOSDAQ_MANUFACTURING.has(i.sector));
-  if (n >= 151 && n <= 160) return subset(code, eq.filter((i) => KOSDAQ_IT.has(i.sector)), 0.12);
+  if (n >= 151 && n <= 160)
+    return subset(
+      code,
+      eq.filter((i) => KOSDAQ_IT.has(i.sector)),
+      0.12,
+    );
   if (n >= 181 && n <= 184) return eq.filter((i) => (i.key >>> 0) % 4 === n - 181);
   if (n === 203 || n === 204) return top.slice(0, 150);
   if (n > 204) return subset(code, top.slice(0, 150), 0.3);
@@ -108,7 +132,11 @@ export function buildIndexes(u: Universe, seed: number, calendar: KrxCalendar): 
   return INDUSTRY_CODES.map((ic) => {
     const n = Number(ic.code.slice(1));
     const members =
-      ic.market === 'kospi' ? kospiMembers(ic.code, n, eqK, topK) : ic.market === 'kosdaq' ? kosdaqMembers(ic.code, n, eqQ, topQ) : sectorMembers(ic.code, n, topAll);
+      ic.market === 'kospi'
+        ? kospiMembers(ic.code, n, eqK, topK)
+        : ic.market === 'kosdaq'
+          ? kosdaqMembers(ic.code, n, eqQ, topQ)
+          : sectorMembers(ic.code, n, topAll);
     const key = hashString(ic.code) ^ seed;
     const dailyVol = members.reduce((a, i) => a + i.listShrs * i.turnover, 0);
     const dailyVal = members.reduce((a, i) => a + i.listShrs * i.turnover * i.ref, 0);
@@ -119,7 +147,15 @@ export function buildIndexes(u: Universe, seed: number, calendar: KrxCalendar): 
       members: members.map((i) => i.idx),
       weighting: /^K40|^Q204$|^S441$/.test(ic.code) ? ('equal' as const) : ('cap' as const),
       // History volumes in thousand shares and values in million KRW, as index payloads carry them.
-      spec: { key, ref: LEVELS[ic.code] ?? 600 + unit(key, 7) * 4000, sigma: 0.011, round: round2, dailyVol: dailyVol / 1000, valPerVol: dailyVol > 0 ? dailyVal / dailyVol / 1000 : 0, calendar },
+      spec: {
+        key,
+        ref: LEVELS[ic.code] ?? 600 + unit(key, 7) * 4000,
+        sigma: 0.011,
+        round: round2,
+        dailyVol: dailyVol / 1000,
+        valPerVol: dailyVol > 0 ? dailyVal / dailyVol / 1000 : 0,
+        calendar,
+      },
     };
   });
 }

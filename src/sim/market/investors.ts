@@ -11,8 +11,18 @@ import { gauss } from '../random.js';
 
 /** Base investor codes with their typical share of volume. */
 const BASE: readonly (readonly [string, number])[] = [
-  ['01', 0.1], ['02', 0.015], ['03', 0.03], ['04', 0.005], ['05', 0.003], ['06', 0.04],
-  ['07', 0.002], ['13', 0.02], ['09', 0.06], ['10', 0.5], ['14', 0.2], ['15', 0.025],
+  ['01', 0.1],
+  ['02', 0.015],
+  ['03', 0.03],
+  ['04', 0.005],
+  ['05', 0.003],
+  ['06', 0.04],
+  ['07', 0.002],
+  ['13', 0.02],
+  ['09', 0.06],
+  ['10', 0.5],
+  ['14', 0.2],
+  ['15', 0.025],
 ];
 
 const AGGREGATES: Readonly<Record<string, readonly string[]>> = {

@@ -116,7 +116,13 @@ export class Market {
     this.indexByCode = new Map(this.indexDefs.map((d) => [d.code, d]));
     this.traded = this.universe.issues.filter((i) => i.market !== 'konex');
     const n = this.universe.issues.length;
-    this.quotes = { base: new Float64Array(n), shares: Float64Array.from(this.universe.issues, (i) => i.listShrs), last: new Float64Array(n), vol: new Float64Array(n), val: new Float64Array(n) };
+    this.quotes = {
+      base: new Float64Array(n),
+      shares: Float64Array.from(this.universe.issues, (i) => i.listShrs),
+      last: new Float64Array(n),
+      vol: new Float64Array(n),
+      val: new Float64Array(n),
+    };
     const date = sessionDateFor(start, sessions);
     this.time = { date, secs: (sessions.hours(date) ?? REGULAR_HOURS).pre };
     this.openDay(date);
@@ -130,7 +136,14 @@ export class Market {
 
   /** History spec of an issue. */
   specOf(issue: Issue): SeriesSpec {
-    return { key: issue.key, ref: issue.ref, sigma: issue.sigma, round: (p) => roundToGrid(issue.grid, p), dailyVol: issue.listShrs * issue.turnover, calendar: this.calendar };
+    return {
+      key: issue.key,
+      ref: issue.ref,
+      sigma: issue.sigma,
+      round: (p) => roundToGrid(issue.grid, p),
+      dailyVol: issue.listShrs * issue.turnover,
+      calendar: this.calendar,
+    };
   }
 
   /** Live-traded daily bars of an issue, for history lookups. */
@@ -202,7 +215,16 @@ export class Market {
     this.issueDays.set(this.sessionDate, bars);
     const idx = new Map<string, DayBar>();
     for (const [code, s] of this.indexLive) {
-      idx.set(code, { date: this.sessionDate, open: s.open || s.value, high: s.high || s.value, low: s.low || s.value, close: s.value, prevClose: s.prevClose, vol: Math.round(s.vol / 1000), val: Math.round(s.val / 1e6) });
+      idx.set(code, {
+        date: this.sessionDate,
+        open: s.open || s.value,
+        high: s.high || s.value,
+        low: s.low || s.value,
+        close: s.value,
+        prevClose: s.prevClose,
+        vol: Math.round(s.vol / 1000),
+        val: Math.round(s.val / 1e6),
+      });
     }
     this.indexDays.set(this.sessionDate, idx);
     for (const d of [...this.issueDays.keys()].sort().slice(0, -KEEP_DAYS)) {
@@ -290,7 +312,16 @@ export class Market {
   todayBar(issue: Issue): DayBar {
     const l = this.live[issue.idx]!;
     const p = this.params[issue.idx]!;
-    return { date: this.sessionDate, open: l.open || l.last, high: l.high || l.last, low: l.low || l.last, close: l.last, prevClose: p.base, vol: l.vol, val: l.val };
+    return {
+      date: this.sessionDate,
+      open: l.open || l.last,
+      high: l.high || l.last,
+      low: l.low || l.last,
+      close: l.last,
+      prevClose: p.base,
+      vol: l.vol,
+      val: l.val,
+    };
   }
 
   /** The last day with complete data: the session date once closed, else the trading day before. */
@@ -310,7 +341,16 @@ export class Market {
     return (date) => {
       if (date !== this.sessionDate || !this.closed) return over(date);
       const s = this.indexLive.get(code)!;
-      return { date, open: s.open || s.value, high: s.high || s.value, low: s.low || s.value, close: s.value, prevClose: s.prevClose, vol: Math.round(s.vol / 1000), val: Math.round(s.val / 1e6) };
+      return {
+        date,
+        open: s.open || s.value,
+        high: s.high || s.value,
+        low: s.low || s.value,
+        close: s.value,
+        prevClose: s.prevClose,
+        vol: Math.round(s.vol / 1000),
+        val: Math.round(s.val / 1e6),
+      };
     };
   }
 

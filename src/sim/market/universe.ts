@@ -193,7 +193,16 @@ function kospiStocks(b: Builder, known: number): Draft[] {
       const p = b.rng.pick(PREFIXES);
       return [`${p[0]}리츠`, `${p[1]} REIT`];
     });
-    out.push({ ...stock(b, 'kospi', code, [5e10, 8e11]), group: 'RT', korName: kor, korAbbrv: kor, engName: eng, sector: 21, lowerClass: 0, ref: floorToGrid('stock', b.rng.logUniform(3000, 6000)) });
+    out.push({
+      ...stock(b, 'kospi', code, [5e10, 8e11]),
+      group: 'RT',
+      korName: kor,
+      korAbbrv: kor,
+      engName: eng,
+      sector: 21,
+      lowerClass: 0,
+      ref: floorToGrid('stock', b.rng.logUniform(3000, 6000)),
+    });
   }
   // Preferred shares share their common's code with a last digit of 5.
   const commonsSoFar = out.filter((d) => d.group === 'ST' && d.code.endsWith('0') && /^\d+$/.test(d.code));
@@ -298,7 +307,11 @@ function foreignIssuer(b: Builder): Draft {
   const code = b.code(() => `${b.rng.pick(['900', '950'])}${String(b.rng.int(0, 99) * 10).padStart(3, '0')}`);
   const [kor, eng] = b.uniqueName(() => {
     const p = b.rng.pick(PREFIXES);
-    const s = b.rng.pick([['홀딩스', 'HOLDINGS'], ['그룹', 'GROUP'], ['인터내셔널', 'INTERNATIONAL']] as const);
+    const s = b.rng.pick([
+      ['홀딩스', 'HOLDINGS'],
+      ['그룹', 'GROUP'],
+      ['인터내셔널', 'INTERNATIONAL'],
+    ] as const);
     return [`${p[0]}${s[0]}`, `${p[1]} ${s[1]}`];
   });
   const prefix = b.rng.pick(['HK', 'KYG', 'US']);

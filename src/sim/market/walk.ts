@@ -110,7 +110,25 @@ export function dayParams(p: {
 
 /** The state of an issue at the start of its day, whose continuous trading opens at `openSecs` after midnight (default 09:00). */
 export function initialLive(p: DayParams, openSecs = OPEN_SECS): Live {
-  const live: Live = { fair: p.base, fairSecs: openSecs, bid: 0, ask: 0, last: p.base, open: 0, high: 0, low: 0, vol: 0, val: 0, trdvol: 0, side: 0, trdSecs: 0, trades: 0, ahtHigh: 0, ahtLow: 0, ahtLast: 0 };
+  const live: Live = {
+    fair: p.base,
+    fairSecs: openSecs,
+    bid: 0,
+    ask: 0,
+    last: p.base,
+    open: 0,
+    high: 0,
+    low: 0,
+    vol: 0,
+    val: 0,
+    trdvol: 0,
+    side: 0,
+    trdSecs: 0,
+    trades: 0,
+    ahtHigh: 0,
+    ahtLow: 0,
+    ahtLast: 0,
+  };
   if (!p.halted) quote(p, live);
   return live;
 }

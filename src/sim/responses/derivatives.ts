@@ -47,7 +47,13 @@ function contractDay(m: Market, c: Contract, date: string): DayBar {
 
 const lists: Builder = (ctx) => {
   const m = ctx.market;
-  const rows = contracts(ctx).map((c) => ({ isuSrtCd: c.code, isuCd: c.isin, isuKorNm: c.korName, isuKorAbbr: c.korAbbrv, map_to: `${c.code}*${c.product === 'futures' ? '005' : '006'}` }));
+  const rows = contracts(ctx).map((c) => ({
+    isuSrtCd: c.code,
+    isuCd: c.isin,
+    isuKorNm: c.korName,
+    isuKorAbbr: c.korAbbrv,
+    map_to: `${c.code}*${c.product === 'futures' ? '005' : '006'}`,
+  }));
   const front = rows[0];
   if (front && product(ctx) === 'futures') rows.push({ ...front, isuSrtCd: CONTINUOUS_CODE, map_to: CONTINUOUS_CODE });
   return ok({ trdDd: m.sessionDate, mktEndTm: '1550', isuLists: rows });
@@ -118,7 +124,17 @@ const closeprice: Builder = (ctx) => {
   const c = contractOf(ctx);
   const l = ctx.market.contractLive.get(c.code)!;
   const tp = l.last > l.base ? '2' : l.last < l.base ? '5' : '3';
-  return ok({ isuSrtCd: c.code, trdPrc: l.last, cmpprevddTpCd: tp, opnprc: l.open, hgprc: l.high, lwprc: l.low, accTrdvol: l.vol, accTrdval: l.val, cmpprevddPrc: r2(l.last - l.base) });
+  return ok({
+    isuSrtCd: c.code,
+    trdPrc: l.last,
+    cmpprevddTpCd: tp,
+    opnprc: l.open,
+    hgprc: l.high,
+    lwprc: l.low,
+    accTrdvol: l.vol,
+    accTrdval: l.val,
+    cmpprevddPrc: r2(l.last - l.base),
+  });
 };
 
 const price: Builder = (ctx) => {
@@ -246,7 +262,14 @@ const history: Builder = (ctx) => {
   const c = contractOf(ctx);
   const r = historyRange(ctx);
   const days = tradingDaysBack(m.calendar, r.to, r.period === 'D' ? r.limit : r.limit * (r.period === 'W' ? 5 : 23), r.from).filter((d) => d >= c.listDd);
-  const bars = r.period === 'D' ? days.map((d) => contractDay(m, c, d)) : aggregate(days.map((d) => contractDay(m, c, d)), r.period, r.limit);
+  const bars =
+    r.period === 'D'
+      ? days.map((d) => contractDay(m, c, d))
+      : aggregate(
+          days.map((d) => contractDay(m, c, d)),
+          r.period,
+          r.limit,
+        );
   const rows = historyRows(bars, false, (b) => ({ opnintQty: Math.round(b.vol * 1.2) }));
   return ok({ isuSrtCd: String(ctx.params.issuecode), hisLists: rows });
 };
@@ -257,7 +280,15 @@ function aggregate(days: DayBar[], period: 'W' | 'M', limit: number): DayBar[] {
   for (const b of days) {
     const last = out[out.length - 1];
     if (last && key(last.date) === key(b.date)) {
-      out[out.length - 1] = { ...last, open: b.open, high: Math.max(last.high, b.high), low: Math.min(last.low, b.low), prevClose: b.prevClose, vol: last.vol + b.vol, val: last.val + b.val };
+      out[out.length - 1] = {
+        ...last,
+        open: b.open,
+        high: Math.max(last.high, b.high),
+        low: Math.min(last.low, b.low),
+        prevClose: b.prevClose,
+        vol: last.vol + b.vol,
+        val: last.val + b.val,
+      };
     } else if (out.length < limit) out.push(b);
     else break;
   }

@@ -55,7 +55,10 @@ function constituents(m: Market, issue: Issue): Issue[] {
   if (tracked) return tracked.members.slice(0, 200).map((i) => m.universe.issues[i]!);
   const pool = m.indexByCode.get('S300')!.members;
   const n = 10 + Math.floor(unit(issue.key, 0xa2) * 21);
-  return [...pool].sort((a, b) => unit(issue.key, a) - unit(issue.key, b)).slice(0, n).map((i) => m.universe.issues[i]!);
+  return [...pool]
+    .sort((a, b) => unit(issue.key, a) - unit(issue.key, b))
+    .slice(0, n)
+    .map((i) => m.universe.issues[i]!);
 }
 
 const pdf: Builder = (ctx) => {

@@ -78,7 +78,10 @@ const marketIndex: Builder = (ctx) => {
 const marketInvestors: Builder = (ctx) => {
   const m = ctx.market;
   const list = m.universe.byMarket[ctx.params.marketcode as 'kospi' | 'kosdaq'];
-  const rows = flowsOf(m, list.map((i) => i.idx));
+  const rows = flowsOf(
+    m,
+    list.map((i) => i.idx),
+  );
   return ok(isV2(ctx) ? { Tm: investorTime(m), invstLists: rows } : { Tm: investorTime(m), isuSrtCd: marketIndexCode(ctx), invstLists: rows });
 };
 

@@ -114,7 +114,15 @@ function extraFields(m: Market, issue: Issue): Record<string, unknown> {
     out[`dd${n}AvgTrdVol`] = avg(n, (b) => b.vol);
     out[`dd${n}AvgTrdAmt`] = avg(n, (b) => b.val);
   }
-  for (const n of [5, 20, 60, 120]) out[`dd${n}AvgDp`] = r2((base / Math.max(1, avg(n, (b) => b.close))) * 100);
+  for (const n of [5, 20, 60, 120])
+    out[`dd${n}AvgDp`] = r2(
+      (base /
+        Math.max(
+          1,
+          avg(n, (b) => b.close),
+        )) *
+        100,
+    );
   const hi = bars.reduce((a, b) => (b.high > a.high ? b : a), bars[0]!);
   const lo = bars.reduce((a, b) => (b.low < a.low ? b : a), bars[0]!);
   const short = shortRow(issue, bars[0]!);

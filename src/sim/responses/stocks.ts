@@ -192,7 +192,16 @@ const foreignHistory: Builder = (ctx) => {
 export function historyRows(bars: readonly DayBar[], limitCodes: boolean, extra?: (b: DayBar) => Record<string, unknown>): Record<string, unknown>[] {
   return bars.map((b) => {
     const up = b.close > b.prevClose;
-    const tp = limitCodes && b.close >= Math.floor(b.prevClose * 1.3) ? '1' : limitCodes && b.close <= Math.ceil(b.prevClose * 0.7) ? '4' : up ? '2' : b.close < b.prevClose ? '5' : '3';
+    const tp =
+      limitCodes && b.close >= Math.floor(b.prevClose * 1.3)
+        ? '1'
+        : limitCodes && b.close <= Math.ceil(b.prevClose * 0.7)
+          ? '4'
+          : up
+            ? '2'
+            : b.close < b.prevClose
+              ? '5'
+              : '3';
     return {
       trdDd: dateNum(b.date),
       trdPrc: b.close,

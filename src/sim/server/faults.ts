@@ -19,7 +19,14 @@ export const FaultsSchema = z
     latency: z.object({ ms: z.number().min(0), jitter: z.number().min(0).default(0), rate, match }).strict(),
     /** Server errors with one of `status` (500, 502, 503). */
     error: z
-      .object({ rate, match, status: z.array(z.union([z.literal(500), z.literal(502), z.literal(503)])).min(1).default([500, 502, 503]) })
+      .object({
+        rate,
+        match,
+        status: z
+          .array(z.union([z.literal(500), z.literal(502), z.literal(503)]))
+          .min(1)
+          .default([500, 502, 503]),
+      })
       .strict(),
     /** Accept the request and never answer. */
     timeout: simple,
