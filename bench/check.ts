@@ -104,7 +104,9 @@ export const TARGETS: readonly Target[] = [
     peers: ['socketio'],
     kind: 'max',
     target: 0.25,
-    ci: 0.6,
+    // Quick runs of unchanged code read 0.27–0.58 on the shared machine (socket.io's own cost moves 14.6–22.8 µs an update);
+    // the limit fails a bridge whose cost per update more than doubled against the median quick run (about 0.35).
+    ci: 0.75,
     digits: 3,
   },
   // Latency through three processes on two shared cores: a busy neighbour alone has pushed a quick run's p99 past 300 ms.
