@@ -128,3 +128,36 @@ describe('frames of messages', () => {
     expect(srv.bufferedAmount).toBe(sock.writableLength);
   });
 });
+
+describe('WS_DIRECT_WRITE (the gateway option directWrite)', () => {
+  it('off: no connection writes to its socket directly, and a subscriber still gets its snapshot and patches', async () => {
+    const { Client, row, startHarness } = await import('./harness.js');
+    const h = await startHarness({ directWrite: false });
+    try {
+      const c = await Client.connect(h.url);
+      await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['000001'] });
+      const sessions = (h.gateway as unknown as { sessions: Set<{ out: { direct: unknown } }> }).sessions;
+      expect([...sessions].map((s) => s.out.direct)).toEqual([undefined]);
+      h.tick('quote', 'kospi', [row('000001', 100)]);
+      h.tick('quote', 'kospi', [row('000001', 101)]);
+      await c.wait(() => c.of('patch').length === 1);
+      expect(c.of('snapshot')).toHaveLength(1);
+      c.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('on (the default): connections without permessage-deflate write directly', async () => {
+    const { Client, startHarness } = await import('./harness.js');
+    const h = await startHarness();
+    try {
+      const c = await Client.connect(h.url);
+      const sessions = (h.gateway as unknown as { sessions: Set<{ out: { direct: unknown } }> }).sessions;
+      expect([...sessions].every((s) => s.out.direct !== undefined)).toBe(true);
+      c.close();
+    } finally {
+      await h.close();
+    }
+  });
+});
