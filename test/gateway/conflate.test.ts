@@ -1,5 +1,3 @@
-import type { Socket } from 'node:net';
-import fastJsonPatch from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeClock } from '../../src/gateway/clock.js';
 import { SubscriptionIndex } from '../../src/gateway/index.js';
@@ -9,9 +7,7 @@ import { SmallSet } from '../../src/gateway/smallset.js';
 import { owedSnapshots } from '../../src/gateway/snapshots.js';
 import { StateStore } from '../../src/state/store.js';
 import type { Row } from '../../src/upstream/normalise.js';
-import { Client, codes, counter, eventually, row, startHarness, type Harness, type Msg } from './harness.js';
-
-const { applyPatch, deepClone } = fastJsonPatch;
+import { Client, codes, counter, eventually, rebuild, row, socketOf, startHarness, type Harness } from './harness.js';
 
 /**
  * Conflation by reference: a connection that falls behind keeps the tick it
@@ -27,10 +23,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-function socketOf(c: Client): Socket {
-  return (c.ws as unknown as { _socket: Socket })._socket;
-}
-
 /** Rows of every code with prices moved by `t` and a `pad`-character field (every row changes). */
 function wideRows(cs: readonly string[], t: number, pad = 0): Row[] {
   return cs.map((c, i) => row(c, 10_000 + t * 7 + i, { opnprc: t, accTrdval: t * 1000 + i, ...(pad ? { memo: String(t % 10).repeat(pad) } : {}) }));
@@ -44,27 +36,6 @@ async function tickUntilBehind(hh: Harness, cs: readonly string[], t = 1): Promi
     if ((await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'conflate' })) > 0) return t;
   }
   throw new Error('never fell behind');
-}
-
-/**
- * Replays a client's messages: snapshots replace, patches apply in seq order.
- * Throws on a patch before its topic's snapshot or after a gap, and when a
- * row's checksum is not the message's.
- */
-function rebuild(msgs: readonly Msg[]): Map<string, { seq: number; data: Record<string, unknown> }> {
-  const local = new Map<string, { seq: number; data: Record<string, unknown> }>();
-  for (const m of msgs) {
-    if (m.type === 'snapshot') local.set(m.topic, { seq: m.seq, data: deepClone(m.data) });
-    else if (m.type === 'patch') {
-      const cur = local.get(m.topic);
-      if (cur === undefined) throw new Error(`patch before snapshot for ${m.topic}`);
-      if (m.seq <= cur.seq) continue;
-      if (m.seq !== cur.seq + 1) throw new Error(`gap on ${m.topic}: ${cur.seq} -> ${m.seq}`);
-      cur.data = applyPatch(cur.data, m.ops, true, false).newDocument;
-      cur.seq = m.seq;
-    }
-  }
-  return local;
 }
 
 /** Topics of a feed whose rebuilt row or seq differ from the store's. */

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+import fastJsonPatch from 'fast-json-patch';
 import { WebSocket, type ClientOptions } from 'ws';
 import { LocalBus, type FeedStatus } from '../../src/bus/bus.js';
 import { Gateway } from '../../src/gateway/gateway.js';
@@ -233,4 +235,30 @@ export async function eventually(pred: () => boolean | Promise<boolean>, timeout
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
   }
+}
+
+/** The TCP socket under a test client (to pause its reading). */
+export function socketOf(c: Client): Socket {
+  return (c.ws as unknown as { _socket: Socket })._socket;
+}
+
+/**
+ * Replays a client's messages: snapshots replace, patches apply in seq order.
+ * Throws on a patch before its topic's snapshot or after a gap, and when a
+ * row's checksum is not the message's.
+ */
+export function rebuild(msgs: readonly Msg[]): Map<string, { seq: number; data: Record<string, unknown> }> {
+  const local = new Map<string, { seq: number; data: Record<string, unknown> }>();
+  for (const m of msgs) {
+    if (m.type === 'snapshot') local.set(m.topic, { seq: m.seq, data: fastJsonPatch.deepClone(m.data) });
+    else if (m.type === 'patch') {
+      const cur = local.get(m.topic);
+      if (cur === undefined) throw new Error(`patch before snapshot for ${m.topic}`);
+      if (m.seq <= cur.seq) continue;
+      if (m.seq !== cur.seq + 1) throw new Error(`gap on ${m.topic}: ${cur.seq} -> ${m.seq}`);
+      cur.data = fastJsonPatch.applyPatch(cur.data, m.ops, true, false).newDocument;
+      cur.seq = m.seq;
+    }
+  }
+  return local;
 }

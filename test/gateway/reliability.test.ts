@@ -1,21 +1,13 @@
-import type { Socket } from 'node:net';
-import fastJsonPatch from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Row } from '../../src/upstream/normalise.js';
-import { Client, codes, counter, eventually, row, startHarness, type Harness, type Msg } from './harness.js';
-
-const { applyPatch, deepClone } = fastJsonPatch;
+import { Client, codes, counter, eventually, rebuild, row, socketOf, startHarness, type Harness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-function socketOf(c: Client): Socket {
-  return (c.ws as unknown as { _socket: Socket })._socket;
-}
 
 /** Rows of every code with prices moved by `t` (every row changes). */
 function wideRows(cs: readonly string[], t: number): Row[] {
@@ -31,23 +23,6 @@ async function tickUntil(hh: Harness, cs: readonly string[], done: () => Promise
     if (await done()) return t;
   }
   throw new Error('condition not reached');
-}
-
-/** Rebuilds each topic's row from a client's messages (snapshots replace, patches apply in seq order). */
-function rebuild(msgs: readonly Msg[]): Map<string, { seq: number; data: Record<string, unknown> }> {
-  const local = new Map<string, { seq: number; data: Record<string, unknown> }>();
-  for (const m of msgs) {
-    if (m.type === 'snapshot') local.set(m.topic, { seq: m.seq, data: deepClone(m.data) });
-    else if (m.type === 'patch') {
-      const cur = local.get(m.topic);
-      if (cur === undefined) throw new Error(`patch before snapshot for ${m.topic}`);
-      if (m.seq <= cur.seq) continue;
-      if (m.seq !== cur.seq + 1) throw new Error(`gap on ${m.topic}: ${cur.seq} -> ${m.seq}`);
-      cur.data = applyPatch(cur.data, m.ops, true, false).newDocument;
-      cur.seq = m.seq;
-    }
-  }
-  return local;
 }
 
 describe('slow consumers', () => {
