@@ -129,7 +129,8 @@ describe('the reproductions, as an outsider tried them', () => {
 describe('lookup accounting', () => {
   it('refuses codes that are not listed before any upstream call, on /api as on get', async () => {
     tb = await startBridge();
-    await expect.poll(() => tb!.bridge.symbols.loaded('kospi'), { timeout: 10_000 }).toBe(true);
+    // Both markets' lists: the second one's call would otherwise land among the counted ones.
+    await expect.poll(() => tb!.bridge.symbols.loaded('kospi') && tb!.bridge.symbols.loaded('kosdaq'), { timeout: 10_000 }).toBe(true);
     const before = tb.bridge.sim!.stats.snapshot().total;
     for (const path of [
       '/api/v2/market/stocks/kospi/999999/master',
