@@ -9,7 +9,7 @@
 const LAYERS = [
   ['protocol', ['protocol/']],
   ['market', ['market/']],
-  ['base', ['config/', 'metrics/', 'log.ts', 'guard.ts', 'version.ts']],
+  ['base', ['config/', 'metrics/', 'log.ts', 'guard.ts', 'version.ts', 'bytes.ts']],
   ['upstream', ['upstream/']],
   ['sim', ['sim/']],
   ['state', ['state/']],

@@ -5,7 +5,7 @@ import type { Bus, FeedStatus } from '../bus/bus.js';
 import type { Logger } from '../log.js';
 import type { Channel, Market } from '../protocol/constants.js';
 import type { StateStore, TopicEntry } from '../state/store.js';
-import { encodeLine } from './lines.js';
+import { LineBuffer } from './lines.js';
 import { FILES } from './load.js';
 import type { FeedRecord, TopicRecord } from './records.js';
 
@@ -177,29 +177,29 @@ export class StateJournal {
     this.dirtyFeeds.add(key);
   }
 
-  private topicLine(e: TopicEntry, channel: Channel, market: Market): string {
+  private addTopic(lines: LineBuffer, e: TopicEntry, channel: Channel, market: Market): void {
     const rec: TopicRecord = { k: channel, m: market, c: e.code, r: e.row, s: e.seq, t: e.ts, x: e.crc };
-    return encodeLine(rec);
+    lines.add(rec);
   }
 
   private async append(): Promise<void> {
-    const parts: string[] = [];
+    const lines = new LineBuffer();
     for (const [, [channel, market, code]] of this.dirtyTopics) {
       const e = this.opts.store.entry(channel, market, code);
-      if (e !== undefined) parts.push(this.topicLine(e, channel, market));
+      if (e !== undefined) this.addTopic(lines, e, channel, market);
     }
     for (const key of this.dirtyFeeds) {
       const f = this.feeds.get(key);
-      if (f !== undefined) parts.push(encodeLine(f));
+      if (f !== undefined) lines.add(f);
     }
     const n = this.dirtyTopics.size;
     this.dirtyTopics.clear();
     this.dirtyFeeds.clear();
-    const text = parts.join('');
+    const bytes = lines.take();
     this.journal ??= await open(join(this.opts.dir, FILES.journal), 'a');
-    await this.journal.write(text);
+    await this.journal.write(bytes);
     await this.journal.datasync();
-    this.journalBytes += Buffer.byteLength(text);
+    this.journalBytes += bytes.length;
     this.written += n;
   }
 
@@ -212,18 +212,16 @@ export class StateJournal {
     const tmp = join(dir, `${FILES.snapshot}.tmp`);
     const fh = await open(tmp, 'w');
     try {
-      let chunk = encodeLine({ v: 1, epoch: this.opts.store.epoch, at: this.now() });
+      const lines = new LineBuffer(1 << 20);
+      lines.add({ v: 1, epoch: this.opts.store.epoch, at: this.now() });
       for (const [channel, market] of this.opts.store.heldFeeds()) {
         for (const e of this.opts.store.entries(channel, market)) {
-          chunk += this.topicLine(e, channel, market);
-          if (chunk.length > 1 << 20) {
-            await fh.write(chunk);
-            chunk = '';
-          }
+          this.addTopic(lines, e, channel, market);
+          if (lines.length > 1 << 20) await fh.write(lines.take());
         }
       }
-      for (const f of this.feeds.values()) chunk += encodeLine(f);
-      await fh.write(chunk);
+      for (const f of this.feeds.values()) lines.add(f);
+      await fh.write(lines.take());
       await fh.datasync();
     } finally {
       await fh.close();

@@ -2,6 +2,7 @@ import { createWriteStream, existsSync, mkdirSync, statSync, type WriteStream } 
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Bus, FeedStatus } from '../bus/bus.js';
+import { ByteBuilder } from '../bytes.js';
 import { statusFrame } from '../protocol/encode.js';
 import type { Logger } from '../log.js';
 import { kstDate, kstSecondOfDay } from '../market/calendar.js';
@@ -86,6 +87,8 @@ export class Recorder {
   private housekeeping: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Where a batch's change lines are built (made on the first batch recorded). */
+  private lines: ByteBuilder | undefined;
 
   /** A recorder fed by `bus`; `start` begins. */
   constructor(
@@ -155,9 +158,11 @@ export class Recorder {
 
   private onBatch(b: ChangeBatch): void {
     if (b.events.length === 0 || !this.recording()) return;
-    let text = '';
-    for (const e of b.events) text += `{"k":"c","t":${b.ts},"topic":${JSON.stringify(e.topic)},"seq":${e.seq},"f":${JSON.stringify(e.frame)}}\n`;
-    this.write(text, b.events.length, b.ts, feedOf(b.channel, b.market));
+    // Each line straight into the bytes written: one long string joined and then encoded would be copied twice more.
+    const out = (this.lines ??= new ByteBuilder(256 << 10));
+    const head = `{"k":"c","t":${b.ts},"topic":`;
+    for (const e of b.events) out.text(`${head}${JSON.stringify(e.topic)},"seq":${e.seq},"f":${JSON.stringify(e.frame)}}\n`);
+    this.write(out.take(), b.events.length, b.ts, feedOf(b.channel, b.market));
   }
 
   private recording(): boolean {
@@ -168,7 +173,7 @@ export class Recorder {
   }
 
   /** Appends `text` (`changes` changes of `feed`, at `t`), or drops and counts it when the disk is behind or failing. */
-  private write(text: string, changes: number, t: number, feed?: string): void {
+  private write(data: string | Buffer, changes: number, t: number, feed?: string): void {
     const seg = this.seg!;
     if (this.failed || seg.out.writableLength > (this.opts.maxPendingBytes ?? 16 << 20)) {
       this.dropped += changes;
@@ -176,7 +181,7 @@ export class Recorder {
       return;
     }
     // Encoded once: the stream writes these bytes, and they are what is counted.
-    const buf = Buffer.from(text);
+    const buf = typeof data === 'string' ? Buffer.from(data) : data;
     seg.out.write(buf);
     const bytes = buf.length;
     seg.summary.add(t, bytes, feed, changes);
