@@ -214,15 +214,17 @@ export class FieldScan {
 
 /**
  * The value of a number token that `JSON.stringify` would write back byte
- * for byte (an integer of at most 15 digits, no leading zero, not `-0`),
- * or NaN for any other token.
+ * for byte (a safe integer, no leading zero, not `-0`), or NaN for any
+ * other token. Up to 15 digits every step of reading is exact; a sixteenth
+ * digit is taken when the result is still at most 2^53 − 1 (a larger
+ * result, rounded or not, stays above it).
  */
 export function canonicalInteger(b: Uint8Array, s: number, e: number): number {
   let i = s;
   const negative = b[i] === MINUS;
   if (negative) i++;
   const digits = e - i;
-  if (digits < 1 || digits > 15) return NaN;
+  if (digits < 1 || digits > 16) return NaN;
   if (b[i] === ZERO && (digits > 1 || negative)) return NaN;
   let v = 0;
   for (; i < e; i++) {
@@ -230,6 +232,7 @@ export function canonicalInteger(b: Uint8Array, s: number, e: number): number {
     if (d < 0 || d > 9) return NaN;
     v = v * 10 + d;
   }
+  if (v > Number.MAX_SAFE_INTEGER) return NaN;
   return negative ? -v : v;
 }
 

@@ -85,6 +85,12 @@ const ODD_VALUES = [
   '"a\\"b"',
   '9544500',
   '"0954"',
+  // Sixteen digits and more: safe integers up to 2^53 − 1 are their own JSON, larger ones are not.
+  '1764000000123456',
+  '9007199254740991',
+  '9007199254740992',
+  '-9007199254740991',
+  '12345678901234567',
 ];
 const EXTRA_KEYS = ['newFld', 'isuKorAbbr', 'IsuSrtCd', 'note', '1', 'a"b', 'trdTm', 'lstAskbidTpCd', '__proto__', 'cmpprevddTpCd'];
 const NUMERIC = ['trdPrc', 'accTrdvol', 'accTrdval', 'mktcap'];
