@@ -40,6 +40,13 @@ export interface StateJournalOptions {
   readonly now?: () => number;
 }
 
+/** Codes of one feed changed since the last write. */
+interface DirtyCodes {
+  readonly channel: Channel;
+  readonly market: Market;
+  readonly codes: Set<string>;
+}
+
 /** What `/status` shows of the state files. */
 export interface StateInfo {
   readonly dir: string;
@@ -53,7 +60,8 @@ export interface StateInfo {
 
 /** The state journal of one process. */
 export class StateJournal {
-  private readonly dirtyTopics = new Map<string, readonly [Channel, Market, string]>();
+  /** The codes changed since the last write, per feed (`channel.market`). */
+  private readonly dirtyTopics = new Map<string, DirtyCodes>();
   private readonly feeds = new Map<string, FeedRecord>();
   private readonly dirtyFeeds = new Set<string>();
   private readonly now: () => number;
@@ -79,7 +87,12 @@ export class StateJournal {
     this.unsubscribe.push(
       bus.subscribe('batch', (b) => {
         if (b.events.length === 0 && !this.feeds.has(`${b.channel}.${b.market}`)) return;
-        for (const e of b.events) this.dirtyTopics.set(e.topic, [b.channel, b.market, e.code]);
+        if (b.events.length > 0) {
+          const key = `${b.channel}.${b.market}`;
+          let d = this.dirtyTopics.get(key);
+          if (d === undefined) this.dirtyTopics.set(key, (d = { channel: b.channel, market: b.market, codes: new Set() }));
+          for (const e of b.events) d.codes.add(e.code);
+        }
         this.noteRefresh(b.channel, b.market, b.ts);
       }),
       bus.subscribe('status', (st) => this.noteStatus(st)),
@@ -184,15 +197,18 @@ export class StateJournal {
 
   private async append(): Promise<void> {
     const lines = new LineBuffer();
-    for (const [, [channel, market, code]] of this.dirtyTopics) {
-      const e = this.opts.store.entry(channel, market, code);
-      if (e !== undefined) this.addTopic(lines, e, channel, market);
+    let n = 0;
+    for (const { channel, market, codes } of this.dirtyTopics.values()) {
+      n += codes.size;
+      for (const code of codes) {
+        const e = this.opts.store.entry(channel, market, code);
+        if (e !== undefined) this.addTopic(lines, e, channel, market);
+      }
     }
     for (const key of this.dirtyFeeds) {
       const f = this.feeds.get(key);
       if (f !== undefined) lines.add(f);
     }
-    const n = this.dirtyTopics.size;
     this.dirtyTopics.clear();
     this.dirtyFeeds.clear();
     const bytes = lines.take();
