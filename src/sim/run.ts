@@ -45,19 +45,26 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'stopping');
-    // A stuck close must not keep the process alive.
+    // A stuck close must not keep the process alive; armed first, so nothing below can keep it from being armed.
     setTimeout(() => process.exit(0), 3_000).unref();
+    try {
+      logger.info({ signal }, 'stopping');
+    } catch {
+      // The log destination may be gone (its reader exited): stopping matters more.
+    }
     void sim
       .stop()
       .catch(() => undefined)
       .finally(() => {
+        // The last lines are written asynchronously; the exit waits a moment for them. To a pipe whose reader went away
+        // such a write fails at once, and pino then stops writing; exiting while it is still pending would leave pino's
+        // flush at exit retrying it forever (sonic-boom retries any failed write), and SIGTERM would not stop us.
         try {
           logger.flush();
         } catch {
-          // The log destination may already be gone (closed pipe); exiting matters more.
+          // Exiting matters more.
         }
-        process.exit(0);
+        setTimeout(() => process.exit(0), 100);
       });
   };
   process.once('SIGINT', () => stop('SIGINT'));
