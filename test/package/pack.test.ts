@@ -23,6 +23,37 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `npx …` in a process group of its own: npx runs the command in a shell of
+ * its own and does not pass signals on, so a signal to npx alone leaves the
+ * bridge or the simulator running after the tests.
+ */
+function npx(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess {
+  return spawn('npx', ['--no-install', ...args], { ...opts, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+}
+
+/** Sends `signal` to every process of `child`'s group and waits until none is left (SIGKILL after 10 s). */
+async function stopGroup(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  const alive = (): boolean => {
+    try {
+      process.kill(-pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!alive()) return;
+  process.kill(-pid, signal);
+  try {
+    await until(() => !alive(), 10_000, `the processes of ${child.spawnargs.join(' ')} to end`);
+  } catch (err) {
+    if (alive()) process.kill(-pid, 'SIGKILL');
+    throw err;
+  }
+}
+
 describe('the packed package', () => {
   const work = mkdtempSync(join(tmpdir(), 'krx-pack-'));
   const app = join(work, 'app');
@@ -36,8 +67,8 @@ describe('the packed package', () => {
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(work, packed.filename)], { cwd: app, stdio: 'ignore' });
   }, 240_000);
-  afterAll(() => {
-    bridge?.kill('SIGKILL');
+  afterAll(async () => {
+    if (bridge) await stopGroup(bridge, 'SIGKILL');
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -58,11 +89,7 @@ describe('the packed package', () => {
   it('npx krx-bridge serves, and npx krx-bridge tail, piped, prints a JSON line for 005930', async () => {
     const port = await freePort();
     let out = '';
-    bridge = spawn('npx', ['--no-install', 'krx-bridge', '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: app,
-      env: { ...process.env, DATA_DIR: join(work, 'data') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    bridge = npx(['krx-bridge', '--port', String(port), '--host', '127.0.0.1'], { cwd: app, env: { ...process.env, DATA_DIR: join(work, 'data') } });
     bridge.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     bridge.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     await until(() => out.includes('krx-bridge listening'), 60_000, `the bridge to listen: ${out}`);
@@ -70,15 +97,12 @@ describe('the packed package', () => {
     expect(health.statusCode).toBe(200);
     expect(await health.body.text()).toBe('ok\n');
     let line = '';
-    const tail = spawn('npx', ['--no-install', 'krx-bridge', 'tail', 'price.kospi.005930', '--url', `ws://127.0.0.1:${port}/ws`], {
-      cwd: app,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const tail = npx(['krx-bridge', 'tail', 'price.kospi.005930', '--url', `ws://127.0.0.1:${port}/ws`], { cwd: app });
     tail.stdout!.on('data', (d: Buffer) => (line += d.toString()));
     try {
       await until(() => line.includes('\n'), 10_000, 'a JSON line');
     } finally {
-      tail.kill('SIGINT');
+      await stopGroup(tail, 'SIGINT');
     }
     expect(JSON.parse(line.split('\n')[0]!)).toMatchObject({ topic: 'price.kospi.005930', row: { isuSrtCd: '005930' } });
     // The README's lookup, from the install.
@@ -92,7 +116,7 @@ describe('the packed package', () => {
   it('npx krx-bridge sim runs the simulator alone from the install', async () => {
     const port = await freePort();
     let out = '';
-    const sim = spawn('npx', ['--no-install', 'krx-bridge', 'sim', '--sim-port', String(port)], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    const sim = npx(['krx-bridge', 'sim', '--sim-port', String(port)], { cwd: app });
     sim.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     sim.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     try {
@@ -101,7 +125,8 @@ describe('the packed package', () => {
       expect(r.statusCode).toBe(200);
       await r.body.dump();
     } finally {
-      sim.kill('SIGINT');
+      // SIGINT, as Ctrl-C sends it to the whole group: every process of it ends.
+      await stopGroup(sim, 'SIGINT');
     }
   }, 60_000);
 
