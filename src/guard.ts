@@ -1,4 +1,4 @@
-import type { Logger } from './log.js';
+import { exitAfterLogs, type Logger } from './log.js';
 
 /**
  * The process's last line of defence: what happens to an error that nothing
@@ -21,7 +21,7 @@ export interface GuardDeps {
   count(kind: 'uncaught_exception' | 'unhandled_rejection'): void;
   /** Drains and stops the bridge; called once, on the first uncaught exception. */
   stop(): Promise<void>;
-  /** Ends the process (process.exit); injectable for tests. */
+  /** Ends the process (`exitAfterLogs`, so the fatal line gets out); injectable for tests. */
   exit?: (code: number) => void;
   /** Longest wait for `stop`, ms; default 10,000. */
   stopTimeoutMs?: number;
@@ -29,7 +29,7 @@ export interface GuardDeps {
 
 /** Installs the handlers on `proc` (default `process`); returns a function removing them. */
 export function installProcessGuard(deps: GuardDeps, proc: NodeJS.EventEmitter = process): () => void {
-  const exit = deps.exit ?? ((code: number) => process.exit(code));
+  const exit = deps.exit ?? exitAfterLogs;
   let stopping = false;
   const onRejection = (reason: unknown): void => {
     deps.count('unhandled_rejection');

@@ -99,6 +99,21 @@ function prettyStream(): DestinationStream {
   });
 }
 
+/** How long `exitAfterLogs` lets the log lines in flight finish, ms. */
+const LOG_SETTLE_MS = 100;
+
+/**
+ * Ends the process with `code` once the log lines still being written have
+ * had a moment to be written or to fail. Lines are written asynchronously; a
+ * line in flight to a pipe whose reader went away (`… | head`) fails at
+ * once, and pino then stops writing. Exiting while it is still pending
+ * leaves pino's flush at exit retrying it forever (sonic-boom retries any
+ * failed write there, not only EAGAIN), and the process never ends.
+ */
+export function exitAfterLogs(code: number): void {
+  setTimeout(() => process.exit(code), LOG_SETTLE_MS);
+}
+
 /** A logger that writes nothing (tests, library use without logging). */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });

@@ -1,4 +1,4 @@
-import { createLogger, type LogFormat } from '../log.js';
+import { createLogger, exitAfterLogs, type LogFormat } from '../log.js';
 import { KrxCalendar, coveredYears } from '../market/calendar.js';
 import { EXAM_DAYS, Sessions } from '../market/session.js';
 import { parseSimEnv } from './env.js';
@@ -56,15 +56,12 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
       .stop()
       .catch(() => undefined)
       .finally(() => {
-        // The last lines are written asynchronously; the exit waits a moment for them. To a pipe whose reader went away
-        // such a write fails at once, and pino then stops writing; exiting while it is still pending would leave pino's
-        // flush at exit retrying it forever (sonic-boom retries any failed write), and SIGTERM would not stop us.
         try {
           logger.flush();
         } catch {
           // Exiting matters more.
         }
-        setTimeout(() => process.exit(0), 100);
+        exitAfterLogs(0);
       });
   };
   process.once('SIGINT', () => stop('SIGINT'));

@@ -69,28 +69,36 @@ describe('sim', () => {
     }
   }, 40_000);
 
-  it('stops on SIGTERM when the reader of its output has gone away', async () => {
-    const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--sim-port', '0'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { PATH: process.env.PATH ?? '', LOG_FORMAT: 'json' },
-    });
-    let out = '';
-    let exit: number | null | undefined;
-    child.on('exit', (code) => (exit = code));
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    try {
-      await until(() => /"url":"http:\/\/127\.0\.0\.1:\d+"/.test(out), 30_000, 'the simulator');
-      // As under `krx-bridge sim | head`: the pipe's reading end closes, so what the simulator writes next fails (EPIPE).
-      child.stdout!.destroy();
-      child.kill('SIGTERM');
-      await until(() => exit !== undefined, 10_000, 'the simulator to exit');
-      expect(exit).toBe(0);
-    } finally {
-      child.kill('SIGKILL');
-    }
-  }, 60_000);
+  // `serve` as `sim`: both end through exitAfterLogs (src/log.ts), whose wait this guards.
+  it.each([
+    ['sim', ['sim', '--sim-port', '0'], {}],
+    ['serve', ['--port', '0', '--host', '127.0.0.1'], { STATE: 'off', RECORD: 'off' }],
+  ] as [string, string[], Record<string, string>][])(
+    '%s stops on SIGTERM when the reader of its output has gone away',
+    async (_name, argv, env) => {
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...argv], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { PATH: process.env.PATH ?? '', LOG_FORMAT: 'json', ...env },
+      });
+      let out = '';
+      let exit: number | null | undefined;
+      child.on('exit', (code) => (exit = code));
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      try {
+        await until(() => /"url":"http:\/\/127\.0\.0\.1:\d+"/.test(out), 30_000, 'the process to listen');
+        // As under `krx-bridge … | head`: the pipe's reading end closes, so what the process writes next fails (EPIPE).
+        child.stdout!.destroy();
+        child.kill('SIGTERM');
+        await until(() => exit !== undefined, 10_000, 'the process to exit');
+        expect(exit).toBe(0);
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+    60_000,
+  );
 });
 
 describe('topics of tail', () => {
