@@ -4,14 +4,20 @@
  * (a long joined string is flattened and encoded once more at the end).
  */
 
+const EMPTY = Buffer.alloc(0);
+
 /** A growing byte buffer that text is appended to. */
 export class ByteBuilder {
-  private buf: Buffer;
+  /** Empty until the first append after a `take`: a builder that is not used again allocates nothing more. */
+  private buf = EMPTY;
   private at = 0;
 
-  /** An empty builder with room for `bytes` to begin with. */
-  constructor(bytes = 64 << 10) {
-    this.buf = Buffer.allocUnsafe(bytes);
+  /** Room made at the first append: `initialBytes`, then what the last `take` held, so a writer of like batches grows once. */
+  private room: number;
+
+  /** An empty builder that makes room for `initialBytes` at first (more as it grows). */
+  constructor(private readonly initialBytes = 64 << 10) {
+    this.room = initialBytes;
   }
 
   /** Bytes held. */
@@ -49,14 +55,15 @@ export class ByteBuilder {
   /** Everything appended since the last `take`; the builder starts over. The bytes are the caller's. */
   take(): Buffer {
     const out = this.buf.subarray(0, this.at);
-    this.buf = Buffer.allocUnsafe(this.buf.length);
+    this.room = Math.max(this.initialBytes, this.at);
+    this.buf = EMPTY;
     this.at = 0;
     return out;
   }
 
   private reserve(bytes: number): void {
     if (this.at + bytes <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + bytes));
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.room, this.at + bytes));
     this.buf.copy(grown, 0, 0, this.at);
     this.buf = grown;
   }
