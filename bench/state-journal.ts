@@ -7,34 +7,19 @@ import { LocalBus } from '../src/bus/bus.js';
 import { silentLogger } from '../src/log.js';
 import { StateJournal } from '../src/persist/journal.js';
 import { StateStore } from '../src/state/store.js';
+import { firstJournalRows, nextJournalRows } from './lib/journal-rows.js';
 const store = new StateStore();
 const bus = new LocalBus();
 const d = mkdtempSync(join(tmpdir(), 'jb-'));
 const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 1e9, compactMs: 1e12 }, bus);
 await j.start();
-const N = 4500;
-const row = (i: number, t: number) => ({
-  isuSrtCd: String(100000 + i),
-  isuKorAbbrv: '종목' + i,
-  trdPrc: 10000 + ((i * 7 + t) % 97) * 10,
-  cmpprevddTpCd: '2',
-  cmpprevddPrc: 10,
-  accTrdvol: 1000 + t * i,
-  accTrdval: 123456789 + t,
-  opnprc: 10000,
-  hgprc: 10500,
-  lwprc: 9900,
-  mktcap: 1e12,
-  listShrs: 1e8,
-  trdTm: '101010',
-});
-let rows = Array.from({ length: N }, (_, i) => row(i, 0));
+let rows = firstJournalRows();
 bus.publish(store.apply('quote', 'kospi', rows, 1));
 bus.publishStatus({ channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 });
 const times: number[] = [];
 const bytes0 = await j.diskBytes();
 for (let t = 1; t <= 20; t++) {
-  rows = rows.map((r, i) => (i % 3 === t % 3 ? row(i, t) : r));
+  rows = nextJournalRows(rows, t);
   bus.publish(store.apply('quote', 'kospi', rows, 1000 * t));
   const t0 = performance.now();
   await j.flush();

@@ -15,27 +15,12 @@ import { silentLogger } from '../src/log.ts';
 import { StateJournal } from '../src/persist/journal.ts';
 import { loadState } from '../src/persist/load.ts';
 import { StateStore } from '../src/state/store.ts';
+import { JOURNAL_TOPICS, firstJournalRows, nextJournalRows } from './lib/journal-rows.ts';
 
-const N = 4500;
+const N = JOURNAL_TOPICS;
 const ROUNDS = 20;
-const row = (i, t) => ({
-  isuSrtCd: String(100000 + i),
-  isuKorAbbrv: '종목' + i,
-  trdPrc: 10000 + ((i * 7 + t) % 97) * 10,
-  cmpprevddTpCd: '2',
-  cmpprevddPrc: 10,
-  accTrdvol: 1000 + t * i,
-  accTrdval: 123456789 + t,
-  opnprc: 10000,
-  hgprc: 10500,
-  lwprc: 9900,
-  mktcap: 1e12,
-  listShrs: 1e8,
-  trdTm: '101010',
-});
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const dirBytes = (d) => readdirSync(d).reduce((a, f) => a + statSync(join(d, f)).blocks * 512, 0);
-const next = (rows, t) => rows.map((r, i) => (i % 3 === t % 3 ? row(i, t) : r));
 
 async function journal() {
   const d = mkdtempSync(join(tmpdir(), 'sb-journal-'));
@@ -43,13 +28,13 @@ async function journal() {
   const bus = new LocalBus();
   const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 1e9, compactMs: 1e12 }, bus);
   await j.start();
-  let rows = Array.from({ length: N }, (_, i) => row(i, 0));
+  let rows = firstJournalRows();
   bus.publish(store.apply('quote', 'kospi', rows, 1));
   await j.flush();
   const b0 = dirBytes(d);
   const times = [];
   for (let t = 1; t <= ROUNDS; t++) {
-    rows = next(rows, t);
+    rows = nextJournalRows(rows, t);
     bus.publish(store.apply('quote', 'kospi', rows, 1000 * t));
     const t0 = performance.now();
     await j.flush();
@@ -83,14 +68,14 @@ async function lmdb() {
     });
     await db.flushed;
   };
-  let rows = Array.from({ length: N }, (_, i) => row(i, 0));
+  let rows = firstJournalRows();
   const all = rows.map((r) => r.isuSrtCd);
   store.apply('quote', 'kospi', rows, 1);
   await put(all);
   const b0 = dirBytes(d);
   const times = [];
   for (let t = 1; t <= ROUNDS; t++) {
-    rows = next(rows, t);
+    rows = nextJournalRows(rows, t);
     const batch = store.apply('quote', 'kospi', rows, 1000 * t);
     const t0 = performance.now();
     await put(batch.events.map((e) => e.topic.split('.')[2]));

@@ -44,8 +44,8 @@ describe('Poller', () => {
   let statuses: FeedStatus[];
   let budget: { remaining: number | null; resetAt: number | null; exhaustedUntil: number; isExhausted(now: number): boolean };
   let poller: Poller;
-  const make = (clock: MarketClock = marketClock('always', SESSIONS)) => {
-    poller = new Poller({ caller, budget, store: new StateStore(), bus, demand, clock, logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+  const make = (clock: MarketClock = marketClock('always', SESSIONS), store = new StateStore()) => {
+    poller = new Poller({ caller, budget, store, bus, demand, clock, logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
     poller.start();
     return poller;
   };
@@ -219,18 +219,7 @@ describe('Poller', () => {
     // 15:35 on a Tuesday: closed between the close and after-hours; the 1-second list still serves the day's last state.
     vi.setSystemTime(Date.parse('2026-11-24T15:35:00+09:00'));
     const store = new StateStore();
-    poller = new Poller({
-      caller,
-      budget,
-      store,
-      bus,
-      demand,
-      clock: marketClock('kst', SESSIONS),
-      logger: silentLogger(),
-      idleGraceMs: 3000,
-      random: () => 0.5,
-    });
-    poller.start();
+    make(marketClock('kst', SESSIONS), store);
     demand.add('quote', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(60_000);
     expect(caller.calls.map((c) => c.id)).toEqual(['v2.multiquote.lists']);
@@ -252,18 +241,7 @@ describe('Poller', () => {
   it('at night and on closed days, fetches the last close from the closing-data endpoint, one call per code, in the channel’s fields', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00')); // a Saturday
     const store = new StateStore();
-    poller = new Poller({
-      caller,
-      budget,
-      store,
-      bus,
-      demand,
-      clock: marketClock('kst', SESSIONS),
-      logger: silentLogger(),
-      idleGraceMs: 3000,
-      random: () => 0.5,
-    });
-    poller.start();
+    make(marketClock('kst', SESSIONS), store);
     demand.add('quote', 'kospi', '005930');
     demand.add('quote', 'kospi', '000660');
     demand.add('index', 'kosdaq', 'Q001');
@@ -287,18 +265,7 @@ describe('Poller', () => {
 
   it('a feed with nothing to fetch at this hour says so, and calls nothing', async () => {
     vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
-    poller = new Poller({
-      caller,
-      budget,
-      store: new StateStore(),
-      bus,
-      demand,
-      clock: marketClock('kst', SESSIONS),
-      logger: silentLogger(),
-      idleGraceMs: 3000,
-      random: () => 0.5,
-    });
-    poller.start();
+    make(marketClock('kst', SESSIONS));
     demand.add('book', 'kospi', '005930'); // no closing data for a book, and no snapshot after 18:00
     demand.add('quote', 'kosdaq', '*'); // no closing data for the whole market
     await vi.advanceTimersByTimeAsync(60_000);
@@ -317,18 +284,7 @@ describe('Poller', () => {
   it('a closed fetch the upstream refuses says so in the reason', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
     caller.fail = () => coded('not_provided_now');
-    poller = new Poller({
-      caller,
-      budget,
-      store: new StateStore(),
-      bus,
-      demand,
-      clock: marketClock('kst', SESSIONS),
-      logger: silentLogger(),
-      idleGraceMs: 3000,
-      random: () => 0.5,
-    });
-    poller.start();
+    make(marketClock('kst', SESSIONS));
     demand.add('price', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(60_000);
     expect(caller.calls.map((c) => c.id)).toEqual(['v2.stocks.closeprice']);

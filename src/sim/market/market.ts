@@ -214,18 +214,7 @@ export class Market {
     });
     this.issueDays.set(this.sessionDate, bars);
     const idx = new Map<string, DayBar>();
-    for (const [code, s] of this.indexLive) {
-      idx.set(code, {
-        date: this.sessionDate,
-        open: s.open || s.value,
-        high: s.high || s.value,
-        low: s.low || s.value,
-        close: s.value,
-        prevClose: s.prevClose,
-        vol: Math.round(s.vol / 1000),
-        val: Math.round(s.val / 1e6),
-      });
-    }
+    for (const [code, s] of this.indexLive) idx.set(code, indexBar(this.sessionDate, s));
     this.indexDays.set(this.sessionDate, idx);
     for (const d of [...this.issueDays.keys()].sort().slice(0, -KEEP_DAYS)) {
       this.issueDays.delete(d);
@@ -340,17 +329,7 @@ export class Market {
     const over = this.indexOverrides(code);
     return (date) => {
       if (date !== this.sessionDate || !this.closed) return over(date);
-      const s = this.indexLive.get(code)!;
-      return {
-        date,
-        open: s.open || s.value,
-        high: s.high || s.value,
-        low: s.low || s.value,
-        close: s.value,
-        prevClose: s.prevClose,
-        vol: Math.round(s.vol / 1000),
-        val: Math.round(s.val / 1e6),
-      };
+      return indexBar(date, this.indexLive.get(code)!);
     };
   }
 
@@ -358,4 +337,18 @@ export class Market {
   issueDay(issue: Issue, date: string): DayBar {
     return dailyBar(this.specOf(issue), date, this.issueDaily(issue));
   }
+}
+
+/** The day bar of an index as it stands now: volume in thousand shares and value in million KRW, as index payloads carry them. */
+function indexBar(date: string, s: IndexLive): DayBar {
+  return {
+    date,
+    open: s.open || s.value,
+    high: s.high || s.value,
+    low: s.low || s.value,
+    close: s.value,
+    prevClose: s.prevClose,
+    vol: Math.round(s.vol / 1000),
+    val: Math.round(s.val / 1e6),
+  };
 }
