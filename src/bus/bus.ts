@@ -29,12 +29,24 @@ export interface BusEvents {
   batch: (batch: ChangeBatch) => void;
   /** A feed's state changed. */
   status: (status: FeedStatus) => void;
+  /**
+   * Every batch of one publish has been delivered: consumers that gather
+   * batches (the gateway's fan-out, which writes each client once for all
+   * of them) write now. Follows every publish that delivered a batch.
+   */
+  settled: () => void;
 }
 
 /** Publish/subscribe of change batches and feed states. */
 export interface Bus {
   /** Delivers a batch to every subscriber (every process, for a shared bus). */
   publish(batch: ChangeBatch): void;
+  /**
+   * Delivers the batches of several feeds polled together (one poll round),
+   * in order. Where delivery is in-process, `settled` follows the last of
+   * them once, so a client of several feeds is written once for all.
+   */
+  publishAll(batches: readonly ChangeBatch[]): void;
   /** Delivers a feed state to every subscriber. */
   publishStatus(status: FeedStatus): void;
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -47,9 +59,22 @@ export interface Bus {
 export class LocalBus implements Bus {
   private readonly ee = new EventEmitter<BusEvents>();
 
-  /** Delivers synchronously to every handler. */
+  /** Delivers synchronously to every handler, then `settled`. */
   publish(batch: ChangeBatch): void {
-    if (batch.events.length > 0) this.ee.emit('batch', batch);
+    if (batch.events.length === 0) return;
+    this.ee.emit('batch', batch);
+    this.ee.emit('settled');
+  }
+
+  /** Delivers each non-empty batch synchronously to every handler, then `settled` once. */
+  publishAll(batches: readonly ChangeBatch[]): void {
+    let any = false;
+    for (const b of batches) {
+      if (b.events.length === 0) continue;
+      this.ee.emit('batch', b);
+      any = true;
+    }
+    if (any) this.ee.emit('settled');
   }
 
   /** Delivers synchronously to every handler. */

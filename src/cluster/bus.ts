@@ -29,6 +29,14 @@ export class ClusterBus implements Bus {
     if (batch.events.length > 0) this.writer.writeBatch(batch);
   }
 
+  /**
+   * Sends each batch to every process. They travel one message each, so
+   * every process delivers (and its fan-out writes) them one by one.
+   */
+  publishAll(batches: readonly ChangeBatch[]): void {
+    for (const b of batches) this.publish(b);
+  }
+
   /** Sends a feed state to every process. */
   publishStatus(status: FeedStatus): void {
     this.writer.writeStatus(status);

@@ -10,18 +10,23 @@ import type { FlushTally, Session } from './session.js';
 
 /**
  * Fan-out of change batches and feed states to sessions: each event's
- * frame is encoded once, appended to every recipient's pending list, and
- * each touched session is flushed once per batch (one WebSocket frame, or
- * a few for a large share of a batch). Each batch is a tick of the change
- * clock, which records the topics it changed: what a connection that fell
- * behind is owed. See DESIGN.md §4.
+ * frame is encoded once and appended to every recipient's pending list;
+ * when the bus says the batches of a publish are all delivered
+ * (`settled`), each touched session is flushed once for all of them (one
+ * WebSocket frame, or a few for a large share). The batches of one
+ * publish are one tick of the change clock, which records the topics they
+ * changed: what a connection that fell behind is owed. See DESIGN.md §4.
  */
 
 /** Delivers bus events to the sessions of a subscription index. */
 export class Fanout {
-  // Reused across batches so a tick allocates no list of its own.
+  // Reused across ticks so a tick allocates no list of its own.
   private readonly touched: Session[] = [];
   private readonly tally: FlushTally = { frames: 0, bytes: 0 };
+  /** Whether a tick is open: batches were delivered and `settled` has not come yet. */
+  private open = false;
+  private patches = 0;
+  private snapshots = 0;
 
   /** A fan-out over `index`, counting into `metrics` and recording changes on `clock`. */
   constructor(
@@ -32,14 +37,16 @@ export class Fanout {
   ) {}
 
   /**
-   * Delivers one batch: every event to its topic's direct subscribers and
-   * the feed's wildcard subscribers, then one flush per touched session.
+   * Queues one batch: every event to its topic's direct subscribers and
+   * the feed's wildcard subscribers. The first batch after a flush opens
+   * the next tick; `settled` writes them.
    */
   batch(batch: ChangeBatch): void {
     const touched = this.touched;
-    let patches = 0;
-    let snapshots = 0;
-    this.clock.begin();
+    if (!this.open) {
+      this.clock.begin();
+      this.open = true;
+    }
     try {
       const wild = this.index.wildcard(feedOf(batch.channel, batch.market));
       const events = batch.events;
@@ -53,14 +60,22 @@ export class Fanout {
         let n = 0;
         if (wild !== undefined) for (let j = 0; j < wild.length; j++) if (wild[j]!.push(frame, touched)) n++;
         if (direct !== undefined) for (let j = 0; j < direct.length; j++) if (direct[j]!.push(frame, touched)) n++;
-        if (ev.kind === 'patch') patches += n;
-        else snapshots += n;
+        if (ev.kind === 'patch') this.patches += n;
+        else this.snapshots += n;
       }
     } catch (err) {
       this.logger.error({ err }, 'fan-out of a batch failed');
-    } finally {
-      this.flushTouched(patches, snapshots);
     }
+  }
+
+  /** Ends the tick: flushes every touched session once, for every batch since the last flush. */
+  settled(): void {
+    this.open = false;
+    const patches = this.patches;
+    const snapshots = this.snapshots;
+    this.patches = 0;
+    this.snapshots = 0;
+    this.flushTouched(patches, snapshots);
   }
 
   private flushTouched(patches: number, snapshots: number): void {
@@ -84,8 +99,9 @@ export class Fanout {
     if (snapshots > 0) this.metrics.messagesOut.inc({ type: 'snapshot' }, snapshots);
   }
 
-  /** Sends a feed's new state to every session subscribed to that feed (explicitly or by wildcard). */
+  /** Sends a feed's new state to every session subscribed to that feed (explicitly or by wildcard), after the changes queued before it. */
   status(st: FeedStatus): void {
+    if (this.open) this.settled();
     let frame: string | undefined;
     let n = 0;
     for (const s of this.index.subscribersOf(feedOf(st.channel, st.market))) {

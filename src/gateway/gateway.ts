@@ -133,6 +133,7 @@ export class Gateway {
     opts.server.on('upgrade', this.onUpgrade);
     this.unsubscribes.push(
       opts.bus.subscribe('batch', (b) => this.fanout.batch(b)),
+      opts.bus.subscribe('settled', () => this.fanout.settled()),
       opts.bus.subscribe('status', (st) => {
         this.statuses.record(st);
         this.fanout.status(st);

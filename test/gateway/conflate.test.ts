@@ -39,9 +39,15 @@ async function tickUntilBehind(hh: Harness, cs: readonly string[], t = 1): Promi
 }
 
 /** Topics of a feed whose rebuilt row or seq differ from the store's. */
-function stale(hh: Harness, local: ReturnType<typeof rebuild>, channel: 'quote' | 'ohlc', topics?: readonly string[]): string[] {
+function stale(
+  hh: Harness,
+  local: ReturnType<typeof rebuild>,
+  channel: 'quote' | 'ohlc',
+  topics?: readonly string[],
+  market: 'kospi' | 'kosdaq' = 'kospi',
+): string[] {
   const out: string[] = [];
-  for (const e of hh.store.entries(channel, 'kospi')) {
+  for (const e of hh.store.entries(channel, market)) {
     if (topics && !topics.includes(e.topic)) continue;
     const l = local.get(e.topic);
     if (l?.seq !== e.seq || JSON.stringify(l.data) !== JSON.stringify(e.row)) out.push(e.topic);
@@ -50,6 +56,36 @@ function stale(hh: Harness, local: ReturnType<typeof rebuild>, channel: 'quote' 
 }
 
 describe('a connection behind', () => {
+  it('that falls behind in a round of both markets, written as one, is owed what both changed', async () => {
+    h = await startHarness({ slow: { maxBehindMs: 20_000 } }, {}, 2000);
+    const hh = h;
+    const cs = codes(2000);
+    const ks = codes(2000, 500000);
+    // Both markets' batches published together, as the poller publishes a round: one flush, one tick.
+    const round = (t: number) =>
+      hh.bus.publishAll([hh.store.apply('quote', 'kospi', wideRows(cs, t), Date.now()), hh.store.apply('quote', 'kosdaq', wideRows(ks, t), Date.now())]);
+    round(0);
+    const c = await Client.connect(hh.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kosdaq', codes: ['*'] });
+    await c.wait(() => c.of('snapshot').length === 4000);
+    socketOf(c).pause();
+    // Stops at the round in which it fell behind: what that round changed is owed, nothing later covers it.
+    for (let t = 1; (await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'conflate' })) === 0; t++) {
+      if (t > 400) throw new Error('never fell behind');
+      round(t);
+      await new Promise((r) => setImmediate(r));
+    }
+    socketOf(c).resume();
+    await eventually(() => hh.gateway.stats().behind === 0, 8000, 'caught up');
+    await c.request({ op: 'ping', id: 'end' }, 8000);
+    const local = rebuild(c.msgs);
+    expect(stale(hh, local, 'quote', undefined, 'kospi')).toEqual([]);
+    expect(stale(hh, local, 'quote', undefined, 'kosdaq')).toEqual([]);
+    expect(hh.gateway.stats().behind).toBe(0);
+    c.close();
+  });
+
   it('that subscribes gets subscribed, then snapshots of the new topics, never a patch before them', async () => {
     h = await startHarness({ slow: { maxBehindMs: 20_000 } }, {}, 2000);
     const hh = h;

@@ -197,6 +197,24 @@ describe('wildcards', () => {
 });
 
 describe('state consistency', () => {
+  it('writes the batches of one publish to a client of both markets in one frame', async () => {
+    const kospi = codes(5);
+    const kosdaq = codes(5, 500000);
+    const c = await Client.connect(h.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: kospi });
+    await c.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kosdaq', codes: kosdaq });
+    const frames: string[][] = [];
+    c.ws.on('message', (data) => {
+      const parsed = JSON.parse(String(data)) as Msg | Msg[];
+      frames.push((Array.isArray(parsed) ? parsed : [parsed]).map((m) => `${m.type} ${m.topic ?? m.id}`));
+    });
+    h.bus.publishAll([h.store.apply('quote', 'kospi', [row(kospi[0]!, 1000)], 1), h.store.apply('quote', 'kosdaq', [row(kosdaq[1]!, 2000)], 1)]);
+    h.bus.publish(h.store.apply('quote', 'kospi', [row(kospi[0]!, 1001)], 2));
+    await c.request({ op: 'ping', id: 'end' });
+    expect(frames).toEqual([[`snapshot quote.kospi.${kospi[0]}`, `snapshot quote.kosdaq.${kosdaq[1]}`], [`patch quote.kospi.${kospi[0]}`], ['pong end']]);
+    c.close();
+  });
+
   it('patches applied in order to the snapshot equal the latest row; seq +1 per topic; one frame per batch', async () => {
     const cs = codes(20);
     h.tick(
