@@ -167,6 +167,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       families,
       baseMs: config.POLL_BASE_MS,
       idleGraceMs: config.IDLE_GRACE_MS,
+      roundHoldMs: config.ROUND_HOLD_MS,
       reserve: config.BUDGET_RESERVE,
       lastRefresh: (channel, market) => journal?.lastRefresh(channel, market) ?? topology.restored?.loaded.feeds.get(`${channel}.${market}`)?.ok,
       ...opts.poller,

@@ -47,6 +47,10 @@ export const SETTINGS = {
   },
   POLL_BASE_MS: { schema: int(200, 60_000).default(1000), text: 'Fastest poll interval per feed, ms (the upstream refreshes once a second).' },
   IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
+  ROUND_HOLD_MS: {
+    schema: int(0, 30_000).default(50),
+    text: 'Longest the changes of a feed wait for the other feeds polled at the same instant, so that a client of several feeds gets them in one write, ms (at most half of `POLL_BASE_MS`); `0`: each feed’s changes go out as they come.',
+  },
   BUDGET_RESERVE: {
     schema: z.coerce.number().min(0).max(0.9).default(0.1),
     text: 'Share of the daily budget kept for on-demand lookups (for the whole cluster in cluster mode).',

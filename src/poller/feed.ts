@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { Bus, FeedStatus } from '../bus/bus.js';
 import type { Channel, ChannelState, Market } from '../protocol/constants.js';
-import type { StateStore } from '../state/store.js';
+import type { ChangeBatch, StateStore } from '../state/store.js';
 import type { Row } from '../upstream/normalise.js';
 import { ListReader, type ListDelta } from '../upstream/listread.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -9,6 +9,7 @@ import type { DemandView } from './demand.js';
 import type { MarketClock } from '../market/clock.js';
 import { isListChannel, planCycle, type Family, type PlannedCall } from './feeds.js';
 import { closingRow, isClosingCall, planClosed, type Missing } from './closed.js';
+import type { RoundTicket, Rounds } from './rounds.js';
 
 /**
  * One feed (channel, market): a sequential poll loop that calls the upstream
@@ -54,6 +55,8 @@ export interface FeedContext {
   readonly mayPoll: () => boolean;
   /** Interval the pacer grants this feed now, ms. */
   readonly intervalFor: (feed: Feed) => number;
+  /** The poll grid and the rounds whose answers are published together. */
+  readonly rounds: Rounds;
   readonly baseMs: number;
   readonly idleGraceMs: number;
   readonly closedCheckMs: number;
@@ -106,6 +109,8 @@ export class Feed {
   private opensAt: number | undefined;
   /** The list reader of each call this feed makes (by endpoint and parameters): the same call returns mostly the same rows. */
   private readers = new Map<string, ListReader>();
+  /** The round of the cycle under way, until it holds its publish or leaves. */
+  private ticket: RoundTicket | undefined;
 
   /** A stopped feed of `channel` on `market`, polling the `family` endpoints. */
   constructor(
@@ -196,6 +201,9 @@ export class Feed {
       this.ctx.logger.error({ err, feed: this.key }, 'poll cycle failed unexpectedly');
       this.schedule(this.backoff());
     } finally {
+      // A cycle that threw before it settled: its round stops waiting for it.
+      this.ticket?.leave();
+      this.ticket = undefined;
       this.running = false;
     }
   }
@@ -223,6 +231,7 @@ export class Feed {
     const interval = Math.min(MAX_INTERVAL_MS, ctx.intervalFor(this));
     this.lastStart = now;
     this.cycles++;
+    this.ticket = ctx.rounds.join(now);
     const results = await this.callAll(calls);
     this.calls += calls.length;
     return this.settle(calls, results, now, interval);
@@ -275,6 +284,8 @@ export class Feed {
   /** Applies what a closed-market fetch got (its rows are the last state, published as usual); returns the first failure's code. */
   private settleClosed(calls: PlannedCall[], results: PromiseSettledResult<FeedAnswer>[]): string | undefined {
     let failure: string | undefined;
+    const applyMs: number[] = [];
+    const batches: ChangeBatch[] = [];
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
       if (r.status === 'rejected') {
@@ -285,8 +296,11 @@ export class Feed {
       const rows = this.rowsOf(r.value, calls[i]!);
       if (rows.length === 0) continue;
       this.lastOkTs = r.value.receivedAt;
-      this.publish(rows, r.value.receivedAt, rows === r.value.rows ? r.value.delta : undefined);
+      batches.push(this.apply(rows, r.value.receivedAt, rows === r.value.rows ? r.value.delta : undefined, applyMs));
     }
+    this.publishNow(batches, (publishMs) => {
+      for (const ms of applyMs) this.ctx.metrics?.diffTime.observe({ feed: this.key }, (ms + publishMs) / 1000);
+    });
     return failure;
   }
 
@@ -330,11 +344,25 @@ export class Feed {
       this.lastOkTs = this.ctx.clock.now();
       this.setState('live', undefined, interval);
     }
-    for (const u of usable) this.publish(u.rows, u.ts, u.delta);
-    this.ctx.metrics?.cycleTime.observe({ feed: this.key }, (this.ctx.clock.now() - started) / 1000);
+    const ticket = this.ticket;
+    this.ticket = undefined;
+    const applyMs: number[] = [];
+    const batches = usable.map((u) => this.apply(u.rows, u.ts, u.delta, applyMs));
+    const after = (publishMs: number): void => {
+      const m = this.ctx.metrics;
+      if (m === undefined) return;
+      for (const ms of applyMs) m.diffTime.observe({ feed: this.key }, (ms + publishMs) / 1000);
+      m.cycleTime.observe({ feed: this.key }, (this.ctx.clock.now() - started) / 1000);
+    };
+    // Only a cycle that succeeded waits for its round: a failing one's rows go out before its `stale` status.
+    if (ok && ticket !== undefined) ticket.hold(batches, after);
+    else {
+      ticket?.leave();
+      this.publishNow(batches, after);
+    }
     if (firstError) return this.failed(firstError);
     if (drift) return this.failed({ code: 'malformed_body', message: drift });
-    return Math.max(0, started + interval - this.ctx.clock.now());
+    return Math.max(0, this.ctx.rounds.next(started, interval) - this.ctx.clock.now());
   }
 
   private rowsOf(value: { data: Record<string, unknown>; rows: Row[] }, call: PlannedCall): Row[] {
@@ -346,15 +374,20 @@ export class Feed {
     return [typeof row.isuSrtCd === 'string' && row.isuSrtCd ? row : { ...row, isuSrtCd: code as string }];
   }
 
-  private publish(rows: Row[], ts: number, delta: ListDelta | undefined): void {
+  /** Applies one answer's rows to the store; its time is added to `applyMs`. */
+  private apply(rows: Row[], ts: number, delta: ListDelta | undefined, applyMs: number[]): ChangeBatch {
     const t0 = performance.now();
     const batch = this.ctx.store.apply(this.channel, this.market, rows, ts, undefined, delta);
-    this.ctx.bus.publish(batch);
-    const m = this.ctx.metrics;
-    if (m) {
-      m.diffTime.observe({ feed: this.key }, (performance.now() - t0) / 1000);
-      if (batch.events.length) m.changes.inc({ feed: this.key }, batch.events.length);
-    }
+    applyMs.push(performance.now() - t0);
+    if (batch.events.length > 0) this.ctx.metrics?.changes.inc({ feed: this.key }, batch.events.length);
+    return batch;
+  }
+
+  /** Publishes at once, outside any round. */
+  private publishNow(batches: ChangeBatch[], after: (publishMs: number) => void): void {
+    const t0 = performance.now();
+    this.ctx.bus.publishAll(batches);
+    after(performance.now() - t0);
   }
 
   private failed(err: ErrorLike): number {

@@ -8,6 +8,7 @@ import type { MarketClock } from '../market/clock.js';
 import { CHANNEL_WEIGHTS, DEFAULT_FAMILIES, callsPerCycle, type Families } from './feeds.js';
 import { planIntervals } from './pacer.js';
 import { Feed, type BudgetView, type FeedCaller } from './feed.js';
+import { Rounds } from './rounds.js';
 
 /**
  * The demand-driven poller: one `Feed` per (channel, market) that someone
@@ -29,6 +30,13 @@ export interface PollerOptions {
   readonly families?: Families;
   /** Fastest poll interval, ms; default 1000 (the upstream refresh period). */
   readonly baseMs?: number;
+  /**
+   * Longest a feed's answer waits for the other feeds polled at the same
+   * instant, so that they are published (and written to each client)
+   * together, ms; default 50, at most half of `baseMs`; 0 publishes each
+   * answer as it comes.
+   */
+  readonly roundHoldMs?: number;
   /** How long a feed keeps polling after its last subscriber left, ms; default 5000. */
   readonly idleGraceMs?: number;
   /** Share of the remaining budget kept for on-demand lookups; default 0.1. */
@@ -60,11 +68,14 @@ export class Poller {
   private readonly baseMs: number;
   private unsubscribe: (() => void) | undefined;
   private paced: { at: number; intervals: Map<string, number> } | undefined;
+  private readonly rounds: Rounds;
 
-  /** A stopped poller. */
+  /** A stopped poller; its poll grid has the phase of the time it is made. */
   constructor(private readonly opts: PollerOptions) {
     this.families = opts.families ?? DEFAULT_FAMILIES;
     this.baseMs = opts.baseMs ?? 1000;
+    const holdMs = Math.min(this.baseMs / 2, Math.max(0, opts.roundHoldMs ?? 50));
+    this.rounds = new Rounds({ bus: opts.bus, logger: opts.logger, baseMs: this.baseMs, holdMs, origin: opts.clock.now() });
   }
 
   /** Starts following demand; feeds start as subscribers appear. */
@@ -78,6 +89,7 @@ export class Poller {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     for (const f of this.feeds.values()) f.stop();
+    this.rounds.releaseAll();
   }
 
   /** Every feed's current status (idle feeds included once created). */
@@ -127,6 +139,7 @@ export class Poller {
       random: o.random ?? Math.random,
       mayPoll: o.mayPoll ?? (() => true),
       intervalFor: (feed: Feed) => this.intervalFor(feed),
+      rounds: this.rounds,
       baseMs: this.baseMs,
       idleGraceMs: o.idleGraceMs ?? 5000,
       closedCheckMs: o.closedCheckMs ?? 30_000,

@@ -126,6 +126,69 @@ describe('Poller', () => {
     expect(published.filter((e) => e.kind === 'patch').length).toBeGreaterThan(3);
   });
 
+  it('polls both markets on one grid and publishes the changes of each round together; a failed cycle is not waited for', async () => {
+    const t0 = Date.now();
+    const delayed = {
+      calls: [] as { market: string; at: number }[],
+      failKosdaq: false,
+      price: 100,
+      async call(id: string) {
+        const market = id === 'v2.multiquote.lists' ? 'kospi' : 'kosdaq';
+        this.calls.push({ market, at: Date.now() - t0 });
+        // KOSPI answers after 5 ms, KOSDAQ after 20.
+        await new Promise((r) => setTimeout(r, market === 'kospi' ? 5 : 20));
+        if (market === 'kosdaq' && this.failKosdaq) throw coded('upstream_unavailable');
+        const rows: Row[] = [{ isuSrtCd: market === 'kospi' ? '005930' : '035720', trdPrc: this.price++ }];
+        return { data: { isuLists: rows }, rows, dropped: 0, receivedAt: Date.now() };
+      },
+    };
+    const log: string[] = [];
+    bus.subscribe('batch', (b) => log.push(`${b.market}@${Date.now() - t0}`));
+    bus.subscribe('settled', () => log.push('settled'));
+    poller = new Poller({
+      caller: delayed,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('always', SESSIONS),
+      logger: silentLogger(),
+      random: () => 0.5,
+    });
+    poller.start();
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(300);
+    // KOSDAQ's first cycle runs at once, off the grid; its second is on it.
+    demand.add('quote', 'kosdaq', '035720');
+    await vi.advanceTimersByTimeAsync(3_800);
+    const at = (m: string) => delayed.calls.filter((c) => c.market === m).map((c) => c.at);
+    expect(at('kospi')).toEqual([0, 1000, 2000, 3000, 4000]);
+    expect(at('kosdaq')).toEqual([300, 2000, 3000, 4000]);
+    expect(log).toEqual([
+      'kospi@5',
+      'settled',
+      'kosdaq@320',
+      'settled',
+      'kospi@1005',
+      'settled',
+      // From here on, one round a second: KOSPI's changes wait for KOSDAQ's, and both go out in one publish.
+      'kospi@2020',
+      'kosdaq@2020',
+      'settled',
+      'kospi@3020',
+      'kosdaq@3020',
+      'settled',
+      'kospi@4020',
+      'kosdaq@4020',
+      'settled',
+    ]);
+    log.length = 0;
+    delayed.failKosdaq = true;
+    await vi.advanceTimersByTimeAsync(1_000);
+    // KOSDAQ's call failed at 5020: KOSPI's changes went out then, not at the end of the hold.
+    expect(log).toEqual(['kospi@5020', 'settled']);
+  });
+
   it('makes no call while nobody subscribes', async () => {
     make();
     await vi.advanceTimersByTimeAsync(10_000);

@@ -1,0 +1,176 @@
+import type { Bus } from '../bus/bus.js';
+import type { Logger } from '../log.js';
+import type { ChangeBatch } from '../state/store.js';
+
+/**
+ * Poll rounds. Feeds polled at the base interval start their cycles on one
+ * grid (one start per `baseMs`, at the same phase for every feed), so the
+ * feeds of both markets call the upstream together. Their changes are then
+ * published together: each cycle that succeeded applies its answer to the
+ * store as it comes and holds the publish of its batches in the round of
+ * its start until every cycle of that round has settled (or `holdMs` has
+ * passed since the first held), and the round publishes all of them
+ * through `Bus.publishAll`, in the order they were held. The gateway then
+ * writes a client of several feeds once per round instead of once per
+ * feed. A client that subscribes meanwhile may get a snapshot at a seq
+ * whose patch follows; the protocol has clients ignore such a duplicate.
+ * See docs/OPERATIONS.md §5.3.
+ */
+
+/** One held publish: a cycle's batches (already applied to the store), and what runs once they are published. */
+interface Held {
+  readonly batches: readonly ChangeBatch[];
+  readonly after: (publishMs: number) => void;
+}
+
+/** A cycle's place in its round: it either holds its publish or leaves. */
+export interface RoundTicket {
+  /**
+   * Holds the publish of the cycle's batches until the round is complete;
+   * `after` runs once every batch of the round is published, with the time
+   * that publish took.
+   */
+  hold(batches: readonly ChangeBatch[], after: (publishMs: number) => void): void;
+  /** The cycle publishes on its own (or never): the round stops waiting for it. Idempotent, and a no-op after `hold`. */
+  leave(): void;
+}
+
+/** Options of `Rounds`. */
+export interface RoundsOptions {
+  readonly bus: Bus;
+  /** The grid's period, ms (the poller's base interval). */
+  readonly baseMs: number;
+  /** Longest a held publish waits for the rest of its round, ms. */
+  readonly holdMs: number;
+  /** A grid point, ms epoch (its phase is every feed's phase). */
+  readonly origin: number;
+  /** Where a failure after a round's publish is reported. */
+  readonly logger: Logger;
+  /** Monotonic time, ms, for the publish figures; default `performance.now`. */
+  readonly perfNow?: () => number;
+}
+
+/** The rounds of one poller. */
+export class Rounds {
+  private readonly open = new Map<number, Round>();
+
+  /** No round open yet. */
+  constructor(private readonly opts: RoundsOptions) {}
+
+  /**
+   * When the next cycle of a feed that started at `started` (ms epoch)
+   * with `interval` should start. An interval that is a whole number of
+   * base periods lands on the grid point nearest to `started + interval`,
+   * or the one after when the nearest is more than a quarter period
+   * early: a feed joins the grid within one cycle of starting off it (its
+   * first cycle runs at once, for its first subscriber), never polls less
+   * than three quarters of a period after the last start, and a timer that
+   * fires late does not move the grid. Other intervals are kept as they are.
+   */
+  next(started: number, interval: number): number {
+    const { baseMs, origin } = this.opts;
+    const target = started + interval;
+    if (interval % baseMs !== 0) return target;
+    let at = origin + Math.round((target - origin) / baseMs) * baseMs;
+    if (at < target - baseMs / 4) at += baseMs;
+    return at;
+  }
+
+  /** The round of a cycle starting at `at` (ms epoch): the one of the nearest grid point. */
+  join(at: number): RoundTicket {
+    if (this.opts.holdMs <= 0) return { hold: (batches, after) => publish(this.opts, [{ batches, after }]), leave: () => {} };
+    const slot = Math.round((at - this.opts.origin) / this.opts.baseMs);
+    // A round two or more periods old waits for a cycle that threw: publish what it holds.
+    for (const [s, r] of this.open) if (s < slot - 1) r.release();
+    let round = this.open.get(slot);
+    if (round === undefined) {
+      round = new Round(this.opts, () => this.open.delete(slot));
+      this.open.set(slot, round);
+    }
+    return round.ticket();
+  }
+
+  /** Publishes everything held now (the poller stops). */
+  releaseAll(): void {
+    for (const r of [...this.open.values()]) r.release();
+  }
+
+  /** Rounds open (waiting for a cycle or holding a publish). */
+  get size(): number {
+    return this.open.size;
+  }
+}
+
+/** The cycles that started at one grid point, and the publishes they hold. */
+class Round {
+  private waiting = 0;
+  private readonly held: Held[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private done = false;
+
+  constructor(
+    private readonly opts: RoundsOptions,
+    private readonly onDone: () => void,
+  ) {}
+
+  ticket(): RoundTicket {
+    if (this.done) return { hold: (batches, after) => publish(this.opts, [{ batches, after }]), leave: () => {} };
+    this.waiting++;
+    let settled = false;
+    return {
+      hold: (batches, after) => {
+        if (settled) throw new Error('a cycle holds its publish once');
+        settled = true;
+        if (this.done) return publish(this.opts, [{ batches, after }]);
+        this.held.push({ batches, after });
+        this.waiting--;
+        if (this.waiting === 0) this.release();
+        else this.timer ??= unref(setTimeout(() => this.release(), this.opts.holdMs));
+      },
+      leave: () => {
+        if (settled) return;
+        settled = true;
+        if (this.done) return;
+        this.waiting--;
+        if (this.waiting === 0) this.release();
+      },
+    };
+  }
+
+  /** Publishes what is held, once; later tickets of this round publish alone. */
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.onDone();
+    publish(this.opts, this.held);
+    this.held.length = 0;
+  }
+}
+
+/** Publishes the batches of every held cycle at once, then tells each how long the publish took. */
+function publish(opts: RoundsOptions, held: readonly Held[]): void {
+  if (held.length === 0) return;
+  const now = opts.perfNow ?? (() => performance.now());
+  const batches: ChangeBatch[] = [];
+  for (const h of held) for (const b of h.batches) batches.push(b);
+  const t0 = now();
+  try {
+    opts.bus.publishAll(batches);
+  } finally {
+    const ms = now() - t0;
+    for (const h of held) {
+      try {
+        h.after(ms);
+      } catch (err) {
+        opts.logger.error({ err }, 'after a poll round was published');
+      }
+    }
+  }
+}
+
+function unref(t: NodeJS.Timeout): NodeJS.Timeout {
+  t.unref?.();
+  return t;
+}

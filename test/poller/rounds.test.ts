@@ -1,0 +1,124 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import fc from 'fast-check';
+import { Rounds } from '../../src/poller/rounds.js';
+import { LocalBus } from '../../src/bus/bus.js';
+import { silentLogger } from '../../src/log.js';
+import type { ChangeBatch } from '../../src/state/store.js';
+import { Change } from '../../src/state/change.js';
+
+const ORIGIN = 1_700_000_000_123;
+const BASE = 1000;
+
+/** A batch of one change of `market`'s quote feed. */
+function batch(market: 'kospi' | 'kosdaq', code = '005930'): ChangeBatch {
+  const topic = `quote.${market}.${code}`;
+  return { channel: 'quote', market, ts: 1, events: [new Change(topic, code, 1, 'snapshot', `{"topic":"${topic}"}`, { isuSrtCd: code }, 0)] };
+}
+
+describe('Rounds', () => {
+  let bus: LocalBus;
+  let seen: string[];
+  const make = (holdMs = 50) => new Rounds({ bus, logger: silentLogger(), baseMs: BASE, holdMs, origin: ORIGIN });
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: ORIGIN });
+    bus = new LocalBus();
+    seen = [];
+    bus.subscribe('batch', (b) => seen.push(b.market));
+    bus.subscribe('settled', () => seen.push('settled'));
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it('puts every next start of a whole-period interval on the grid, a quarter period early at most and three quarters late at most', () => {
+    const rounds = make();
+    fc.assert(
+      fc.property(fc.integer({ min: -10_000_000, max: 10_000_000 }), fc.integer({ min: 1, max: 30 }), (offset, periods) => {
+        const started = ORIGIN + offset;
+        const interval = periods * BASE;
+        const next = rounds.next(started, interval);
+        expect((((next - ORIGIN) % BASE) + BASE) % BASE).toBe(0);
+        expect(next).toBeGreaterThanOrEqual(started + interval - BASE / 4);
+        expect(next).toBeLessThan(started + interval + (3 * BASE) / 4);
+      }),
+    );
+  });
+
+  it('keeps a feed on the grid when its timers fire late, and keeps other intervals as they are', () => {
+    const rounds = make();
+    // On the grid, a timer 3 ms late: the next start is the next grid point, not 3 ms later.
+    expect(rounds.next(ORIGIN + 5 * BASE + 3, BASE)).toBe(ORIGIN + 6 * BASE);
+    // A first cycle 200 ms after a grid point: the second starts on the next one, 800 ms later.
+    expect(rounds.next(ORIGIN + 200, BASE)).toBe(ORIGIN + BASE);
+    // 700 ms after one: on the second point after it, 1,300 ms later.
+    expect(rounds.next(ORIGIN + 700, BASE)).toBe(ORIGIN + 2 * BASE);
+    // 300 ms after one: the nearest point would be only 700 ms after the start, so the one after it.
+    expect(rounds.next(ORIGIN + 300, BASE)).toBe(ORIGIN + 2 * BASE);
+    // An interval the budget stretched to 1,437 ms is not rounded.
+    expect(rounds.next(ORIGIN + 5, 1437)).toBe(ORIGIN + 1442);
+  });
+
+  it('publishes the batches of a round once every cycle of it has held them, in the order held, with one settled', () => {
+    const rounds = make();
+    const a = rounds.join(ORIGIN + 2);
+    const b = rounds.join(ORIGIN + 3);
+    const after: number[] = [];
+    b.hold([batch('kosdaq')], (ms) => after.push(ms));
+    expect(seen).toEqual([]);
+    a.hold([batch('kospi')], (ms) => after.push(ms));
+    expect(seen).toEqual(['kosdaq', 'kospi', 'settled']);
+    expect(after).toHaveLength(2);
+    expect(rounds.size).toBe(0);
+  });
+
+  it('stops waiting for a cycle that leaves, and publishes after holdMs what a slow cycle keeps waiting', () => {
+    const rounds = make();
+    const a = rounds.join(ORIGIN);
+    const b = rounds.join(ORIGIN);
+    a.hold([batch('kospi')], () => {});
+    b.leave();
+    expect(seen).toEqual(['kospi', 'settled']);
+
+    seen.length = 0;
+    const c = rounds.join(ORIGIN + BASE);
+    const d = rounds.join(ORIGIN + BASE);
+    c.hold([batch('kospi')], () => {});
+    vi.advanceTimersByTime(49);
+    expect(seen).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(seen).toEqual(['kospi', 'settled']);
+    // The slow one comes after the round went out: it publishes alone, at once.
+    d.hold([batch('kosdaq')], () => {});
+    expect(seen).toEqual(['kospi', 'settled', 'kosdaq', 'settled']);
+  });
+
+  it('publishes what a round holds when a later round opens and a cycle of it never settled', () => {
+    const rounds = make(400);
+    const a = rounds.join(ORIGIN);
+    rounds.join(ORIGIN); // a cycle that threw before it settled, and never left
+    a.hold([batch('kospi')], () => {});
+    expect(seen).toEqual([]);
+    rounds.join(ORIGIN + 2 * BASE);
+    expect(seen).toEqual(['kospi', 'settled']);
+  });
+
+  it('publishes at once with holdMs 0, and everything held when released', () => {
+    const now = make(0).join(ORIGIN);
+    now.hold([batch('kospi')], () => {});
+    expect(seen).toEqual(['kospi', 'settled']);
+
+    seen.length = 0;
+    const rounds = make();
+    const a = rounds.join(ORIGIN);
+    rounds.join(ORIGIN);
+    a.hold([batch('kosdaq')], () => {});
+    rounds.releaseAll();
+    expect(seen).toEqual(['kosdaq', 'settled']);
+    expect(rounds.size).toBe(0);
+  });
+
+  it('refuses a second hold by one cycle', () => {
+    const t = make().join(ORIGIN);
+    t.hold([], () => {});
+    expect(() => t.hold([], () => {})).toThrow(/once/);
+  });
+});
