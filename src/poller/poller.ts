@@ -70,12 +70,12 @@ export class Poller {
   private paced: { at: number; intervals: Map<string, number> } | undefined;
   private readonly rounds: Rounds;
 
-  /** A stopped poller; its poll grid has the phase of the time it is made. */
+  /** A stopped poller; its poll grid has the phase of its first cycle. */
   constructor(private readonly opts: PollerOptions) {
     this.families = opts.families ?? DEFAULT_FAMILIES;
     this.baseMs = opts.baseMs ?? 1000;
     const holdMs = Math.min(this.baseMs / 2, Math.max(0, opts.roundHoldMs ?? 50));
-    this.rounds = new Rounds({ bus: opts.bus, logger: opts.logger, baseMs: this.baseMs, holdMs, origin: opts.clock.now() });
+    this.rounds = new Rounds({ bus: opts.bus, logger: opts.logger, baseMs: this.baseMs, holdMs });
   }
 
   /** Starts following demand; feeds start as subscribers appear. */

@@ -42,8 +42,8 @@ export interface RoundsOptions {
   readonly baseMs: number;
   /** Longest a held publish waits for the rest of its round, ms. */
   readonly holdMs: number;
-  /** A grid point, ms epoch (its phase is every feed's phase). */
-  readonly origin: number;
+  /** A grid point, ms epoch (its phase is every feed's phase); default the start of the first cycle. */
+  readonly origin?: number;
   /** Where a failure after a round's publish is reported. */
   readonly logger: Logger;
   /** Monotonic time, ms, for the publish figures; default `performance.now`. */
@@ -53,9 +53,12 @@ export interface RoundsOptions {
 /** The rounds of one poller. */
 export class Rounds {
   private readonly open = new Map<number, Round>();
+  private origin: number | undefined;
 
   /** No round open yet. */
-  constructor(private readonly opts: RoundsOptions) {}
+  constructor(private readonly opts: RoundsOptions) {
+    this.origin = opts.origin;
+  }
 
   /**
    * When the next cycle of a feed that started at `started` (ms epoch)
@@ -68,7 +71,8 @@ export class Rounds {
    * fires late does not move the grid. Other intervals are kept as they are.
    */
   next(started: number, interval: number): number {
-    const { baseMs, origin } = this.opts;
+    const { baseMs } = this.opts;
+    const origin = this.origin ?? started;
     const target = started + interval;
     if (interval % baseMs !== 0) return target;
     let at = origin + Math.round((target - origin) / baseMs) * baseMs;
@@ -78,8 +82,9 @@ export class Rounds {
 
   /** The round of a cycle starting at `at` (ms epoch): the one of the nearest grid point. */
   join(at: number): RoundTicket {
+    this.origin ??= at;
     if (this.opts.holdMs <= 0) return { hold: (batches, after) => publish(this.opts, [{ batches, after }]), leave: () => {} };
-    const slot = Math.round((at - this.opts.origin) / this.opts.baseMs);
+    const slot = Math.round((at - this.origin) / this.opts.baseMs);
     // A round two or more periods old waits for a cycle that threw: publish what it holds.
     for (const [s, r] of this.open) if (s < slot - 1) r.release();
     let round = this.open.get(slot);

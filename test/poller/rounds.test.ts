@@ -57,6 +57,15 @@ describe('Rounds', () => {
     expect(rounds.next(ORIGIN + 5, 1437)).toBe(ORIGIN + 1442);
   });
 
+  it('takes the start of its first cycle as the grid when given none', () => {
+    const rounds = new Rounds({ bus, logger: silentLogger(), baseMs: BASE, holdMs: 50 });
+    const first = ORIGIN + 777;
+    rounds.join(first);
+    expect(rounds.next(first + 2, BASE)).toBe(first + BASE);
+    // A feed that starts 300 ms after the first joins its grid at the second point.
+    expect(rounds.next(first + 300, BASE)).toBe(first + 2 * BASE);
+  });
+
   it('publishes the batches of a round once every cycle of it has held them, in the order held, with one settled', () => {
     const rounds = make();
     const a = rounds.join(ORIGIN + 2);
