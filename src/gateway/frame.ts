@@ -16,22 +16,22 @@ export function headerLength(len: number): number {
   return len < 126 ? 2 : len < 65_536 ? 4 : 10;
 }
 
-/** Writes a FIN text-frame header for `len` payload bytes at the start of `buf`; returns the header length. */
-export function writeTextHeader(buf: Buffer, len: number): number {
-  buf[0] = 0x81;
+/** Writes a FIN text-frame header for `len` payload bytes at `at` (default the start) of `buf`; returns the header length. */
+export function writeTextHeader(buf: Buffer, len: number, at = 0): number {
+  buf[at] = 0x81;
   if (len < 126) {
-    buf[1] = len;
+    buf[at + 1] = len;
     return 2;
   }
   if (len < 65_536) {
-    buf[1] = 126;
-    buf[2] = len >>> 8;
-    buf[3] = len & 0xff;
+    buf[at + 1] = 126;
+    buf[at + 2] = len >>> 8;
+    buf[at + 3] = len & 0xff;
     return 4;
   }
-  buf[1] = 127;
-  buf.writeUInt32BE(Math.floor(len / 2 ** 32), 2);
-  buf.writeUInt32BE(len >>> 0, 6);
+  buf[at + 1] = 127;
+  buf.writeUInt32BE(Math.floor(len / 2 ** 32), at + 2);
+  buf.writeUInt32BE(len >>> 0, at + 6);
   return 10;
 }
 
@@ -75,7 +75,15 @@ export interface FrameTarget {
   readonly ws: WebSocket;
   readonly direct: Socket | undefined;
   readonly sendOptions: { readonly binary: false; readonly compress: boolean };
+  /**
+   * A heartbeat ping waits for the next frame written straight to the
+   * socket, to go out in the same write (`writeMessages` clears it then).
+   */
+  pingDue?: boolean;
 }
+
+/** A WebSocket ping frame from a server: FIN and opcode 9, unmasked, no payload. */
+const PING = Buffer.from([0x89, 0x00]);
 
 /**
  * The buffer a frame is built in when it fits, for a direct write to a
@@ -108,7 +116,8 @@ const RBRACKET = 0x5d;
 /**
  * Writes the serialised messages `list[from..to)` as one text frame: the
  * message itself when there is one, else the JSON array of them. `bytes` is
- * the sum of their lengths. Returns the payload's length.
+ * the sum of their lengths. Written straight to the socket, a ping that is
+ * due (`t.pingDue`) goes in front of it. Returns the payload's length.
  */
 export function writeMessages(t: FrameTarget, list: readonly Buffer[], from: number, to: number, bytes: number): number {
   const n = to - from;
@@ -119,9 +128,15 @@ export function writeMessages(t: FrameTarget, list: readonly Buffer[], from: num
     t.ws.send(list[from]!, t.sendOptions);
     return len;
   }
-  const at = direct ? headerLength(len) : 0;
+  // A ping due goes first, in the same write: one system call for both.
+  const ping = direct && t.pingDue === true ? PING.length : 0;
+  const at = direct ? ping + headerLength(len) : 0;
   const data = direct ? frameBuffer(t.direct!, at + len) : Buffer.allocUnsafe(len);
-  if (direct) writeTextHeader(data, len);
+  if (ping > 0) {
+    PING.copy(data, 0);
+    t.pingDue = false;
+  }
+  if (direct) writeTextHeader(data, len, ping);
   if (n === 1) list[from]!.copy(data, at);
   else {
     data[at] = LBRACKET;

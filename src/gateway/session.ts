@@ -116,7 +116,7 @@ export class Session implements Subscriber {
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
     this.lastSeen = now;
     this.socket = socketOf(ws);
-    this.out = { ws, direct: host.sendOptions.compress || !host.directWrite ? undefined : directSocket(ws), sendOptions: host.sendOptions };
+    this.out = { ws, direct: host.sendOptions.compress || !host.directWrite ? undefined : directSocket(ws), sendOptions: host.sendOptions, pingDue: false };
   }
 
   /** Trips when the client keeps passing the rate limit: 5 × the per-second limit of refusals in 10 s. */
@@ -183,6 +183,23 @@ export class Session implements Subscriber {
     } else if (this.behind !== undefined) this.behind.skipped += this.pendingBytes;
     list.length = 0;
     this.pendingBytes = 0;
+  }
+
+  /**
+   * The heartbeat's ping. Written straight to the socket, it waits for the
+   * next frame of updates and goes out in the same write; `pingIfDue`
+   * sends it on its own when none came.
+   */
+  heartbeat(): void {
+    if (this.out.direct !== undefined && this.behind === undefined) this.out.pingDue = true;
+    else this.ws.ping();
+  }
+
+  /** Sends the heartbeat's ping if no frame has carried it yet. */
+  pingIfDue(): void {
+    if (this.out.pingDue !== true) return;
+    this.out.pingDue = false;
+    if (!this.closing) this.ws.ping();
   }
 
   /** Sends one serialised message (a feed's `status`) after whatever waits before it; when behind, once the socket drains. */

@@ -50,6 +50,30 @@ function framed(text: string): Buffer {
 }
 
 describe('direct socket writes', () => {
+  it('carry a heartbeat ping that is due in front of the next frame, in the same write, and the pong comes back', async () => {
+    const { srv, cli } = await pair(false);
+    const sock = directSocket(srv)!;
+    const t: FrameTarget = { ws: srv, direct: sock, sendOptions: { binary: false, compress: false }, pingDue: true };
+    const writes: number[] = [];
+    const write = sock.write.bind(sock);
+    sock.write = ((data: Buffer) => (writes.push(data.length), write(data))) as typeof sock.write;
+    const events: string[] = [];
+    cli.on('ping', () => events.push('ping'));
+    cli.on('message', (d) => events.push(String(d)));
+    const pong = new Promise<void>((r) => srv.once('pong', () => r()));
+    const big = 'x'.repeat(200);
+    writeMessages(t, [Buffer.from('{"a":1}')], 0, 1, 7);
+    expect(t.pingDue).toBe(false);
+    t.pingDue = true;
+    writeMessages(t, [Buffer.from(`"${big}"`), Buffer.from('{"c":3}')], 0, 2, big.length + 9);
+    writeMessages(t, [Buffer.from('{"d":4}')], 0, 1, 7);
+    await pong;
+    await new Promise<void>((r) => (events.length >= 5 ? r() : cli.on('message', () => events.length >= 5 && r())));
+    expect(events).toEqual(['ping', '{"a":1}', 'ping', `["${big}",{"c":3}]`, '{"d":4}']);
+    // Ping and frame in one write each time: 2 + 2 + 7, 2 + 4 + 212, then 2 + 7.
+    expect(writes).toEqual([11, 218, 9]);
+  });
+
   it('interleave with ws.send, pings and a close in order, at every frame size', async () => {
     const { srv, cli } = await pair(false);
     const sock = directSocket(srv);
