@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import WebSocket from 'ws';
 import { createBridge } from '../../src/bridge/bridge.js';
 import { defaultConfig } from '../../src/config/config.js';
@@ -91,9 +94,14 @@ function subscribe(url: string, subs: readonly Sub[]): Promise<WebSocket> {
   });
 }
 
-/** Runs the economy scenario with a bridge and its built-in simulator in this process. */
+/**
+ * Runs the economy scenario with a bridge and its built-in simulator in this
+ * process. Its state files and recordings go to a fresh directory, removed
+ * afterwards: none is read from, or left in, the checkout's `./data`.
+ */
 export async function runEconomy(cfg: EconomyConfig): Promise<EconomyResult> {
-  const bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: IDLE_GRACE_MS }));
+  const dir = mkdtempSync(join(tmpdir(), 'krx-bench-economy-'));
+  const bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: IDLE_GRACE_MS, DATA_DIR: dir }));
   const addr = bridge.address;
   const clients: WebSocket[] = [];
   try {
@@ -177,5 +185,6 @@ export async function runEconomy(cfg: EconomyConfig): Promise<EconomyResult> {
   } finally {
     for (const ws of clients) ws.terminate();
     await bridge.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
