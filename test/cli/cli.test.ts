@@ -181,6 +181,8 @@ describe('logs for people', () => {
         PORT: '0',
         HOST: '127.0.0.1',
         STATE: 'off',
+        // Nothing written into the checkout's ./data.
+        RECORD: 'off',
         LOG_FORMAT: 'pretty',
         LOG_LEVEL: 'debug',
         UPSTREAM_URL: 'http://127.0.0.1:1',
