@@ -93,8 +93,11 @@ describe('KrxClient against a protocol-v1 server', () => {
     const firstSession = s.received.at(-1)!.session;
     const held = Object.fromEntries(c.topics().map((t) => [t, c.seq(t)!]));
 
+    // The event, not the state: a first retry 5 ms later may be open again before a poll of the state.
+    let noticed = false;
+    c.on('reconnecting', () => (noticed = true));
     s.terminateAll();
-    await waitFor(() => c.state === 'reconnecting', 'reconnecting');
+    await waitFor(() => noticed, 'reconnecting');
     // Changes while the client is away: the server's replay ring holds them.
     for (let i = 0; i < 10; i++) {
       s.tick('quote', 'kospi', m.step(0.5));
@@ -444,8 +447,10 @@ describe('KrxClient against a protocol-v1 server', () => {
     await sleep(250);
     expect(s.connections).toBe(1);
     expect(s.ops('ping').length).toBeGreaterThan(0);
+    let dropped = false;
+    c.on('reconnecting', () => (dropped = true));
     s.responsive = false;
-    await waitFor(() => c.state === 'reconnecting', 'dropped', 2000);
+    await waitFor(() => dropped, 'dropped', 2000);
     s.responsive = true;
     await waitFor(() => c.state === 'open' && s.connections === 2, 'back');
   });

@@ -138,8 +138,11 @@ describe('KrxClient against the gateway', () => {
     expectTruth(c, b.store, [...explicit, ...wild]);
 
     const before = kinds.length;
+    // The event, not the state: with a first retry of a few ms the client may be open again before a poll of its state.
+    let noticed = false;
+    c.on('reconnecting', () => (noticed = true));
     b.cut();
-    await waitFor(() => c.state === 'reconnecting', 'cut noticed');
+    await waitFor(() => noticed, 'cut noticed');
     for (let i = 0; i < 8; i++) {
       b.tick('quote', 'kospi', q.step(0.5));
       b.tick('quote', 'kosdaq', k.step(0.5));
