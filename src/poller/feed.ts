@@ -298,7 +298,7 @@ export class Feed {
       this.lastOkTs = r.value.receivedAt;
       batches.push(this.apply(rows, r.value.receivedAt, rows === r.value.rows ? r.value.delta : undefined, applyMs));
     }
-    this.publishNow(batches, (publishMs) => {
+    this.ctx.rounds.publishNow(batches, (publishMs) => {
       for (const ms of applyMs) this.ctx.metrics?.diffTime.observe({ feed: this.key }, (ms + publishMs) / 1000);
     });
     return failure;
@@ -358,7 +358,7 @@ export class Feed {
     if (ok && ticket !== undefined) ticket.hold(batches, after);
     else {
       ticket?.leave();
-      this.publishNow(batches, after);
+      this.ctx.rounds.publishNow(batches, after);
     }
     if (firstError) return this.failed(firstError);
     if (drift) return this.failed({ code: 'malformed_body', message: drift });
@@ -381,13 +381,6 @@ export class Feed {
     applyMs.push(performance.now() - t0);
     if (batch.events.length > 0) this.ctx.metrics?.changes.inc({ feed: this.key }, batch.events.length);
     return batch;
-  }
-
-  /** Publishes at once, outside any round. */
-  private publishNow(batches: ChangeBatch[], after: (publishMs: number) => void): void {
-    const t0 = performance.now();
-    this.ctx.bus.publishAll(batches);
-    after(performance.now() - t0);
   }
 
   private failed(err: ErrorLike): number {

@@ -83,16 +83,25 @@ export class Rounds {
   /** The round of a cycle starting at `at` (ms epoch): the one of the nearest grid point. */
   join(at: number): RoundTicket {
     this.origin ??= at;
-    if (this.opts.holdMs <= 0) return { hold: (batches, after) => publish(this.opts, [{ batches, after }]), leave: () => {} };
+    if (this.opts.holdMs <= 0) return { hold: (batches, after) => this.publishNow(batches, after), leave: () => {} };
     const slot = Math.round((at - this.origin) / this.opts.baseMs);
     // A round two or more periods old waits for a cycle that threw: publish what it holds.
     for (const [s, r] of this.open) if (s < slot - 1) r.release();
     let round = this.open.get(slot);
     if (round === undefined) {
-      round = new Round(this.opts, () => this.open.delete(slot));
+      round = new Round(
+        this.opts,
+        () => this.open.delete(slot),
+        (batches, after) => this.publishNow(batches, after),
+      );
       this.open.set(slot, round);
     }
     return round.ticket();
+  }
+
+  /** Publishes a cycle's batches at once, outside any round (a cycle that failed, a closed-market fetch). */
+  publishNow(batches: readonly ChangeBatch[], after: (publishMs: number) => void): void {
+    publish(this.opts, [{ batches, after }]);
   }
 
   /** Publishes everything held now (the poller stops). */
@@ -116,17 +125,18 @@ class Round {
   constructor(
     private readonly opts: RoundsOptions,
     private readonly onDone: () => void,
+    private readonly alone: (batches: readonly ChangeBatch[], after: (publishMs: number) => void) => void,
   ) {}
 
   ticket(): RoundTicket {
-    if (this.done) return { hold: (batches, after) => publish(this.opts, [{ batches, after }]), leave: () => {} };
+    if (this.done) return { hold: this.alone, leave: () => {} };
     this.waiting++;
     let settled = false;
     return {
       hold: (batches, after) => {
         if (settled) throw new Error('a cycle holds its publish once');
         settled = true;
-        if (this.done) return publish(this.opts, [{ batches, after }]);
+        if (this.done) return this.alone(batches, after);
         this.held.push({ batches, after });
         this.waiting--;
         if (this.waiting === 0) this.release();

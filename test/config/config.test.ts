@@ -23,6 +23,8 @@ describe('config', () => {
     [{ UPSTREAM_URL: 'http://x.test' }, [], 'UPSTREAM_API_KEY'],
     [{}, ['--nope', '1'], '--nope'],
     [{ AUTH_JWT_SECRET: 'short' }, [], 'AUTH_JWT_SECRET'],
+    [{ ROUND_HOLD_MS: '600' }, [], 'ROUND_HOLD_MS'],
+    [{ POLL_BASE_MS: '200', ROUND_HOLD_MS: '150' }, [], 'ROUND_HOLD_MS'],
   ])('a bad setting names itself: %j %j', (env, argv, name) => {
     let err: unknown;
     try {
