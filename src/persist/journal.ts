@@ -4,22 +4,33 @@ import { join } from 'node:path';
 import type { Bus, FeedStatus } from '../bus/bus.js';
 import type { Logger } from '../log.js';
 import type { Channel, Market } from '../protocol/constants.js';
-import type { StateStore, TopicEntry } from '../state/store.js';
+import type { ChangeEvent, StateStore, TopicEntry } from '../state/store.js';
 import { LineBuffer } from './lines.js';
 import { FILES } from './load.js';
 import type { FeedRecord, TopicRecord } from './records.js';
 
 /**
  * Writes the last state of every topic and feed to the state directory, so
- * a restart, or a crash, starts from it: once a second the topics that
- * changed (and the feeds whose status did) are appended to the journal; every
- * `compactMs` the whole state is written as a new snapshot and the journal
- * starts over. Writes are asynchronous and one at a time: while one is under
- * way the changes keep accumulating (one line per topic, however often it
- * changed), so a slow disk costs freshness, never memory or the poll cycle.
- * A crash loses at most the changes of the last flush period. A clean `stop`
- * writes everything and marks the epoch, so clients may resume across it.
- * See docs/OPERATIONS.md §State.
+ * a restart, or a crash, starts from it: once a second the changes since the
+ * last write (and the feeds whose status changed) are appended to the
+ * journal; every `compactMs` the whole state is written as a new snapshot
+ * and the journal starts over.
+ *
+ * A change that follows one the journal already holds is appended as its
+ * patch frame, the very text clients got: the store made it, so the journal
+ * serialises nothing. Anything else (a new topic, a topic whose chain was
+ * broken by a failed write, a topic that changed again after being marked
+ * for its row) is appended as the topic's whole row, once, however often it
+ * changed. The loader applies a frame only to the seq just before it, and
+ * checks its checksum.
+ *
+ * Writes are asynchronous and one at a time: while one is under way the
+ * changes keep accumulating, frames up to `maxFrames` and then one row per
+ * topic, so a slow disk costs freshness, never unbounded memory or the poll
+ * cycle. A write that fails marks its topics for their rows at the next.
+ * A crash loses at most the changes of the last flush period. A clean
+ * `stop` writes everything and marks the epoch, so clients may resume
+ * across it. See docs/OPERATIONS.md §State.
  */
 
 /** Options of `StateJournal`. */
@@ -38,9 +49,11 @@ export interface StateJournalOptions {
   readonly maxJournalBytes?: number;
   /** Clock, ms epoch; default Date.now. */
   readonly now?: () => number;
+  /** Patch frames held for the next write at most; past it, changes are written as rows; default 65,536. */
+  readonly maxFrames?: number;
 }
 
-/** Codes of one feed changed since the last write. */
+/** Codes of one feed whose rows are to be written at the next write. */
 interface DirtyCodes {
   readonly channel: Channel;
   readonly market: Market;
@@ -60,8 +73,18 @@ export interface StateInfo {
 
 /** The state journal of one process. */
 export class StateJournal {
-  /** The codes changed since the last write, per feed (`channel.market`). */
-  private readonly dirtyTopics = new Map<string, DirtyCodes>();
+  /** The codes whose rows are to be written, per feed (`channel.market`). */
+  private dirtyTopics = new Map<string, DirtyCodes>();
+  /** Patch frames to be written, in the order they came, with the feed and code of each. */
+  private frames: string[] = [];
+  private frameFeeds: DirtyCodes[] = [];
+  private frameCodes: string[] = [];
+  /**
+   * Per topic, the seq of the last change written or to be written: a
+   * patch of the next seq can go as its frame. Set by every change and
+   * every snapshot of the state; a topic missing here goes as its row.
+   */
+  private readonly chain = new Map<string, number>();
   private readonly feeds = new Map<string, FeedRecord>();
   private readonly dirtyFeeds = new Set<string>();
   private readonly now: () => number;
@@ -87,16 +110,44 @@ export class StateJournal {
     this.unsubscribe.push(
       bus.subscribe('batch', (b) => {
         if (b.events.length === 0 && !this.feeds.has(`${b.channel}.${b.market}`)) return;
-        if (b.events.length > 0) {
-          const key = `${b.channel}.${b.market}`;
-          let d = this.dirtyTopics.get(key);
-          if (d === undefined) this.dirtyTopics.set(key, (d = { channel: b.channel, market: b.market, codes: new Set() }));
-          for (const e of b.events) d.codes.add(e.code);
-        }
+        if (b.events.length > 0) this.noteChanges(b.channel, b.market, b.events);
         this.noteRefresh(b.channel, b.market, b.ts);
       }),
       bus.subscribe('status', (st) => this.noteStatus(st)),
     );
+  }
+
+  /** Queues one batch's changes: each as its frame when it follows the topic's chain, else its topic's row. */
+  private noteChanges(channel: Channel, market: Market, events: readonly ChangeEvent[]): void {
+    const d = this.dirty(channel, market);
+    const chain = this.chain;
+    const max = this.opts.maxFrames ?? 65_536;
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      if (e.kind === 'patch' && chain.get(e.topic) === e.seq - 1 && this.frames.length < max && !d.codes.has(e.code)) {
+        this.frames.push(e.frame);
+        this.frameFeeds.push(d);
+        this.frameCodes.push(e.code);
+      } else d.codes.add(e.code);
+      chain.set(e.topic, e.seq);
+    }
+  }
+
+  /** The rows to be written of a feed. */
+  private dirty(channel: Channel, market: Market): DirtyCodes {
+    const key = `${channel}.${market}`;
+    let d = this.dirtyTopics.get(key);
+    if (d === undefined) this.dirtyTopics.set(key, (d = { channel, market, codes: new Set() }));
+    return d;
+  }
+
+  /** Drops everything queued. */
+  private clearQueued(): void {
+    this.dirtyTopics = new Map();
+    this.frames = [];
+    this.frameFeeds = [];
+    this.frameCodes = [];
+    this.dirtyFeeds.clear();
   }
 
   /** When a feed's data was last refreshed, as written (restored at start, then as polled). */
@@ -147,13 +198,14 @@ export class StateJournal {
   flush(): Promise<void> {
     if (this.writing || this.stopped) return this.writing ?? Promise.resolve();
     if (this.opts.enabled && !this.opts.enabled()) {
-      this.dirtyTopics.clear();
-      this.dirtyFeeds.clear();
+      this.clearQueued();
+      // Nothing is written while disabled: once enabled again, each topic starts with its row.
+      this.chain.clear();
       return Promise.resolve();
     }
     const due = this.now() - this.lastCompact >= (this.opts.compactMs ?? 600_000) || this.journalBytes > (this.opts.maxJournalBytes ?? 64 << 20);
     if (due) return this.run(() => this.compact());
-    if (this.dirtyTopics.size === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
+    if (this.dirtyTopics.size === 0 && this.frames.length === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
     return this.run(() => this.append());
   }
 
@@ -197,24 +249,38 @@ export class StateJournal {
 
   private async append(): Promise<void> {
     const lines = new LineBuffer();
-    let n = 0;
-    for (const { channel, market, codes } of this.dirtyTopics.values()) {
+    const rows = this.dirtyTopics;
+    const { frames, frameFeeds, frameCodes } = this;
+    let n = frames.length;
+    for (const { channel, market, codes } of rows.values()) {
       n += codes.size;
       for (const code of codes) {
         const e = this.opts.store.entry(channel, market, code);
         if (e !== undefined) this.addTopic(lines, e, channel, market);
       }
     }
+    for (let i = 0; i < frames.length; i++) lines.addJson(frames[i]!);
     for (const key of this.dirtyFeeds) {
       const f = this.feeds.get(key);
       if (f !== undefined) lines.add(f);
     }
-    this.dirtyTopics.clear();
-    this.dirtyFeeds.clear();
+    const feeds = [...this.dirtyFeeds];
+    this.clearQueued();
     const bytes = lines.take();
-    this.journal ??= await open(join(this.opts.dir, FILES.journal), 'a');
-    await this.journal.write(bytes);
-    await this.journal.datasync();
+    try {
+      this.journal ??= await open(join(this.opts.dir, FILES.journal), 'a');
+      await this.journal.write(bytes);
+      await this.journal.datasync();
+    } catch (err) {
+      // The next write opens the file again.
+      await this.journal?.close().catch(() => undefined);
+      this.journal = undefined;
+      // What this write held is not known to be on disk: its topics go as rows at the next, and the frames that follow them are then covered by those rows.
+      for (const { channel, market, codes } of rows.values()) for (const code of codes) this.dirty(channel, market).codes.add(code);
+      for (let i = 0; i < frameCodes.length; i++) this.dirty(frameFeeds[i]!.channel, frameFeeds[i]!.market).codes.add(frameCodes[i]!);
+      for (const key of feeds) this.dirtyFeeds.add(key);
+      throw err;
+    }
     this.journalBytes += bytes.length;
     this.written += n;
   }
@@ -222,9 +288,8 @@ export class StateJournal {
   /** Writes the whole state as the new snapshot (temp file, then rename) and starts the journal over. */
   private async compact(): Promise<void> {
     const dir = this.opts.dir;
-    // Everything is written below; what changes while it is written is marked again and goes to the new journal.
-    this.dirtyTopics.clear();
-    this.dirtyFeeds.clear();
+    // Everything is written below; what changes while it is written is queued again and goes to the new journal.
+    this.clearQueued();
     const tmp = join(dir, `${FILES.snapshot}.tmp`);
     const fh = await open(tmp, 'w');
     try {
@@ -233,6 +298,7 @@ export class StateJournal {
       for (const [channel, market] of this.opts.store.heldFeeds()) {
         for (const e of this.opts.store.entries(channel, market)) {
           this.addTopic(lines, e, channel, market);
+          this.chain.set(e.topic, e.seq);
           if (lines.length > 1 << 20) await fh.write(lines.take());
         }
       }

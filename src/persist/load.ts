@@ -1,11 +1,17 @@
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { rowChecksum } from '../protocol/crc32.js';
+import { PatchMsg } from '../protocol/messages.js';
+import { applyOps } from '../protocol/patch.js';
+import { parseTopic } from '../protocol/topics.js';
+import type { Row } from '../upstream/normalise.js';
 import { decodeLine } from './lines.js';
 import { CleanRecord, FeedRecord, HeaderRecord, TopicRecord } from './records.js';
 
 /**
  * Reading the state files at start: the snapshot, then the journal of
- * changes written since it, and the mark of a clean stop. A torn last line
+ * changes written since it (topics' rows, and patch frames, each applied
+ * to the seq just before it), and the mark of a clean stop. A torn last line
  * (a crash in the middle of a write) is expected and skipped; any other
  * damage sets the file aside (renamed `*.damaged-<ms>`) after keeping the
  * good lines before it, and is reported. Nothing here throws for a bad file.
@@ -69,6 +75,20 @@ function readFile(dir: string, name: string, now: number, problems: StateProblem
   }
 }
 
+/**
+ * Applies a journal's patch frame to the topic it names when it follows the
+ * seq held and gives the row its checksum says. Any other frame changes
+ * nothing: one at or below the seq held is already in, and one past it
+ * follows a write that failed, whose topic a later row line covers.
+ */
+function applyPatch(topics: Map<string, TopicRecord>, p: PatchMsg): void {
+  const held = topics.get(p.topic);
+  if (held === undefined || p.seq !== held.s + 1 || parseTopic(p.topic) === undefined) return;
+  const row = applyOps(held.r as Row, p.ops);
+  if (row === undefined || rowChecksum(row) !== p.crc) return;
+  topics.set(p.topic, { ...held, r: row, s: p.seq, t: p.ts, x: p.crc });
+}
+
 /** Loads the state directory `dir` (missing files: nothing held). */
 export function loadState(dir: string, now = Date.now()): LoadedState {
   const problems: StateProblem[] = [];
@@ -82,6 +102,11 @@ export function loadState(dir: string, now = Date.now()): LoadedState {
       const held = topics.get(key);
       // A journal line older than the snapshot (compaction was cut short) changes nothing.
       if (held === undefined || t.data.s >= held.s) topics.set(key, t.data);
+      return true;
+    }
+    const p = PatchMsg.safeParse(v);
+    if (p.success) {
+      applyPatch(topics, p.data);
       return true;
     }
     const f = FeedRecord.safeParse(v);

@@ -153,3 +153,150 @@ describe('the state journal', () => {
     expect(restoreInto(new StateStore(), s)).toEqual({ restored: 0, rejected: ['quote.kospi.005930'] });
   });
 });
+
+describe('the state journal, change by change', () => {
+  /** What a crash now would restore of each topic, next to what the store holds. */
+  function restored(d: string) {
+    const s = loadState(d);
+    const out = new Map<string, unknown>();
+    for (const [key, t] of s.topics) out.set(key, { row: t.r, seq: t.s, ts: t.t, crc: t.x });
+    return { out, problems: s.problems };
+  }
+  function held(store: StateStore) {
+    const out = new Map<string, unknown>();
+    for (const [channel, market] of store.heldFeeds())
+      for (const e of store.entries(channel, market)) out.set(e.topic, { row: e.row, seq: e.seq, ts: e.ts, crc: e.crc });
+    return out;
+  }
+  /** The kinds of the journal's lines: `patch` frames and `row`s. */
+  function kinds(d: string): string[] {
+    const path = join(d, FILES.journal);
+    if (!existsSync(path)) return [];
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => {
+        const v = (decodeLine(l) as { value: Record<string, unknown> }).value;
+        return v.type === 'patch' ? 'patch' : 'c' in v ? 'row' : 'feed';
+      });
+  }
+
+  it('appends a change that follows one it holds as the frame clients got, and loads it back', async () => {
+    const d = dir();
+    const { store, j, tick, bus } = await journalled(d);
+    const frames: string[] = [];
+    bus.subscribe('batch', (b) => frames.push(...b.events.filter((e) => e.kind === 'patch').map((e) => e.frame)));
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
+    await j.flush();
+    tick([{ isuSrtCd: '005930', trdPrc: 101 }], 2000);
+    await j.flush();
+    tick([{ isuSrtCd: '005930', trdPrc: 102 }], 3000);
+    tick([{ isuSrtCd: '005930', trdPrc: 103 }], 4000);
+    await j.flush();
+    expect(kinds(d)).toEqual(['row', 'patch', 'patch', 'patch']);
+    const journal = readFileSync(join(d, FILES.journal), 'utf8');
+    for (const f of frames) expect(journal).toContain(` ${f}\n`);
+    expect(restored(d).out).toEqual(held(store));
+    expect(restored(d).out.get('quote.kospi.005930')).toMatchObject({ seq: 4, ts: 4000, row: { trdPrc: 103 } });
+  });
+
+  it('restores what the store holds after any run of changes, writes, failed writes and compactions', async () => {
+    const codes = ['005930', '000660', '035720', '051910'];
+    const step = fc.oneof(
+      fc.record({ tick: fc.array(fc.tuple(fc.constantFrom(...codes), fc.integer({ min: 1, max: 4 })), { maxLength: 4 }) }),
+      fc.constant({ flush: true as const }),
+      fc.constant({ fail: true as const }),
+      fc.constant({ compact: true as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), fc.integer({ min: 1, max: 6 }), async (steps, maxFrames) => {
+        const d = dir();
+        const store = new StateStore();
+        const bus = new LocalBus();
+        let now = 0;
+        const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 60_000, compactMs: 1e9, maxFrames, now: () => now }, bus);
+        await j.start();
+        let ts = 1000;
+        for (const s of steps) {
+          if ('tick' in s) {
+            ts += 1000;
+            bus.publish(
+              store.apply(
+                'quote',
+                'kospi',
+                s.tick.map(([c, p]) => ({ isuSrtCd: c, trdPrc: p })),
+                ts,
+              ),
+            );
+          } else if ('fail' in s) {
+            // The journal's file handle fails under the write.
+            await (j as unknown as { journal?: { close(): Promise<void> } }).journal?.close();
+            await j.flush();
+          } else if ('compact' in s) {
+            now += 2e9;
+            await j.flush();
+          } else await j.flush();
+        }
+        // The first may fail on a handle closed since the last write; the second writes.
+        await j.flush();
+        await j.flush();
+        expect(restored(d).out).toEqual(held(store));
+        expect(restored(d).problems).toEqual([]);
+        await j.stop();
+        expect(restored(d).out).toEqual(held(store));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('writes a failed write’s topics as rows at the next, so a topic that changed only then is not lost', async () => {
+    const d = dir();
+    const { store, j, tick } = await journalled(d);
+    tick(
+      [
+        { isuSrtCd: '005930', trdPrc: 100 },
+        { isuSrtCd: '000660', trdPrc: 200 },
+      ],
+      1000,
+    );
+    await j.flush();
+    tick(
+      [
+        { isuSrtCd: '005930', trdPrc: 101 },
+        { isuSrtCd: '000660', trdPrc: 201 },
+      ],
+      2000,
+    );
+    await (j as unknown as { journal?: { close(): Promise<void> } }).journal?.close();
+    await j.flush();
+    expect(j.info().failures).toBe(1);
+    tick(
+      [
+        { isuSrtCd: '005930', trdPrc: 102 },
+        { isuSrtCd: '000660', trdPrc: 201 },
+      ],
+      3000,
+    );
+    await j.flush();
+    expect(kinds(d)).toEqual(['row', 'row', 'row', 'row']);
+    expect(restored(d).out.get('quote.kospi.000660')).toMatchObject({ seq: 2, row: { trdPrc: 201 } });
+    expect(restored(d).out).toEqual(held(store));
+  });
+
+  it('ignores a frame that does not follow the seq it holds, or whose checksum is not the row’s', () => {
+    const d = dir();
+    const store = new StateStore({ epoch: 'e' });
+    const first = store.apply('quote', 'kospi', [{ isuSrtCd: '005930', trdPrc: 100 }], 1000).events[0]!;
+    const second = store.apply('quote', 'kospi', [{ isuSrtCd: '005930', trdPrc: 101 }], 2000).events[0]!;
+    const third = store.apply('quote', 'kospi', [{ isuSrtCd: '005930', trdPrc: 102 }], 3000).events[0]!;
+    const row = { k: 'quote', m: 'kospi', c: '005930', r: first.row, s: 1, t: 1000, x: first.crc };
+    const badCrc = second.frame.replace(/"crc":\d+/, '"crc":1');
+    writeFileSync(join(d, FILES.snapshot), encodeLine({ v: 1, epoch: 'e', at: 1 }) + encodeLine(row));
+    writeFileSync(join(d, FILES.journal), [third.frame, badCrc].map((f) => encodeLine(JSON.parse(f))).join(''));
+    expect(loadState(d).topics.get('quote.kospi.005930')).toMatchObject({ s: 1, r: { trdPrc: 100 } });
+    writeFileSync(join(d, FILES.journal), [second.frame, second.frame, third.frame].map((f) => encodeLine(JSON.parse(f))).join(''));
+    const s = loadState(d);
+    expect(s.topics.get('quote.kospi.005930')).toEqual({ ...row, r: third.row, s: 3, t: 3000, x: third.crc });
+    expect(s.problems).toEqual([]);
+  });
+});
