@@ -1,4 +1,4 @@
-// The state journal's cost: one flush of the rows a busy second changes (a third of 4,500), and one snapshot of all of them.
+// The state journal's cost: one flush of the rows a busy second changes (a third of 4,500), a restore from 20 such flushes, and one snapshot of all of them.
 // Run: node --import tsx bench/state-journal.ts
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { LocalBus } from '../src/bus/bus.js';
 import { silentLogger } from '../src/log.js';
 import { StateJournal } from '../src/persist/journal.js';
+import { loadState } from '../src/persist/load.js';
 import { StateStore } from '../src/state/store.js';
-import { firstJournalRows, nextJournalRows } from './lib/journal-rows.js';
+import { JOURNAL_TOPICS, firstJournalRows, nextJournalRows } from './lib/journal-rows.js';
 const store = new StateStore();
 const bus = new LocalBus();
 const d = mkdtempSync(join(tmpdir(), 'jb-'));
@@ -35,6 +36,13 @@ console.log(
   'bytes/row',
   ((b1 - bytes0) / (20 * 1500)).toFixed(0),
 );
+// A crash now: the start reads the snapshot and the 20 flushes' journal.
+const r0 = performance.now();
+const loaded = loadState(d);
+const restoreMs = performance.now() - r0;
+if (loaded.topics.size !== JOURNAL_TOPICS || loaded.problems.length > 0)
+  throw new Error(`restored ${loaded.topics.size} topics, problems ${loaded.problems.length}`);
+console.log('restore from the snapshot and that journal ms', restoreMs.toFixed(1));
 const c0 = performance.now();
 await (j as unknown as { compact(): Promise<void> }).compact();
 console.log('snapshot of 4500 rows ms', (performance.now() - c0).toFixed(1), 'bytes', await j.diskBytes());

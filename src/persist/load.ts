@@ -96,17 +96,19 @@ export function loadState(dir: string, now = Date.now()): LoadedState {
   const feeds = new Map<string, FeedRecord>();
   let snapshotEpoch: string | undefined;
   const apply = (v: unknown): boolean => {
+    // Most journal lines are frames: tried first, by their type, so no other schema fails on them.
+    if (typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'patch') {
+      const p = PatchMsg.safeParse(v);
+      if (!p.success) return false;
+      applyPatch(topics, p.data);
+      return true;
+    }
     const t = TopicRecord.safeParse(v);
     if (t.success) {
       const key = `${t.data.k}.${t.data.m}.${t.data.c}`;
       const held = topics.get(key);
       // A journal line older than the snapshot (compaction was cut short) changes nothing.
       if (held === undefined || t.data.s >= held.s) topics.set(key, t.data);
-      return true;
-    }
-    const p = PatchMsg.safeParse(v);
-    if (p.success) {
-      applyPatch(topics, p.data);
       return true;
     }
     const f = FeedRecord.safeParse(v);
