@@ -67,7 +67,7 @@ export interface StateInfo {
   readonly lastWriteAt: number | null;
   /** Flushes that failed (the changes stay pending and are written at the next). */
   readonly failures: number;
-  /** Topics written since start. */
+  /** Changes written since start: a patch frame or a topic's row each. */
   readonly written: number;
 }
 

@@ -340,8 +340,8 @@ describe('state across a crash and a restart, `npm start` under a set wall clock
 
 /**
  * Whether the state files under `dir` (snapshot, then journal: the last
- * record of a topic wins) hold each of `codes`' quote rows at the seq the
- * client holds. Read without the loader, which sets damaged files aside: a
+ * row of a topic wins, and a patch frame that follows its seq) hold each of
+ * `codes`' quote rows at the seq the client holds. Read without the loader, which sets damaged files aside: a
  * line being written is only skipped here.
  */
 function onDisk(dir: string, c: TestClient, codes: readonly string[]): boolean {
@@ -351,8 +351,11 @@ function onDisk(dir: string, c: TestClient, codes: readonly string[]): boolean {
     if (!existsSync(path)) continue;
     for (const line of readFileSync(path, 'utf8').split('\n')) {
       const d = decodeLine(line);
-      const r = d.ok ? (d.value as { k?: string; m?: string; c?: string; s?: number }) : undefined;
+      const r = d.ok ? (d.value as { k?: string; m?: string; c?: string; s?: number; type?: string; topic?: string; seq?: number }) : undefined;
       if (r?.k === 'quote' && r.m === 'kospi' && r.c !== undefined && r.s !== undefined) seqs.set(r.c, r.s);
+      // A patch frame counts, as at a start, when it follows the seq held.
+      const code = r?.type === 'patch' && r.topic?.startsWith('quote.kospi.') ? r.topic.slice('quote.kospi.'.length) : undefined;
+      if (code !== undefined && r!.seq !== undefined && seqs.get(code) === r!.seq - 1) seqs.set(code, r!.seq);
     }
   }
   return codes.every((code) => seqs.get(code) !== undefined && seqs.get(code) === c.seqs.get(`quote.kospi.${code}`));
