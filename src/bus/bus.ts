@@ -47,6 +47,12 @@ export interface Bus {
    * them once, so a client of several feeds is written once for all.
    */
   publishAll(batches: readonly ChangeBatch[]): void;
+  /**
+   * Whether the batches of one `publishAll` reach subscribers as one
+   * delivery (one `settled` after them all). Where they do not, a poller
+   * gains nothing by holding one feed's changes for another's.
+   */
+  readonly mergesRounds: boolean;
   /** Delivers a feed state to every subscriber. */
   publishStatus(status: FeedStatus): void;
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -58,6 +64,8 @@ export interface Bus {
 /** The in-process bus: synchronous delivery through eventemitter3. */
 export class LocalBus implements Bus {
   private readonly ee = new EventEmitter<BusEvents>();
+  /** Delivered in-process: the batches of a `publishAll` are one delivery. */
+  readonly mergesRounds = true;
 
   /** Delivers synchronously to every handler, then `settled`. */
   publish(batch: ChangeBatch): void {

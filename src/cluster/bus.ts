@@ -20,6 +20,8 @@ export interface BusWriter {
 /** A Bus whose publishers write to Redis and whose subscribers hear Redis. */
 export class ClusterBus implements Bus {
   private readonly local = new LocalBus();
+  /** Each batch travels as a Redis message of its own: a round is not one delivery. */
+  readonly mergesRounds = false;
 
   /** A bus writing through `writer`. */
   constructor(private readonly writer: BusWriter) {}

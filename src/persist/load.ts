@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { rowChecksum } from '../protocol/crc32.js';
 import { PatchMsg } from '../protocol/messages.js';
 import { applyOps } from '../protocol/patch.js';
-import { parseTopic } from '../protocol/topics.js';
 import type { Row } from '../upstream/normalise.js';
 import { decodeLine } from './lines.js';
 import { CleanRecord, FeedRecord, HeaderRecord, TopicRecord } from './records.js';
@@ -83,7 +82,8 @@ function readFile(dir: string, name: string, now: number, problems: StateProblem
  */
 function applyPatch(topics: Map<string, TopicRecord>, p: PatchMsg): void {
   const held = topics.get(p.topic);
-  if (held === undefined || p.seq !== held.s + 1 || parseTopic(p.topic) === undefined) return;
+  // Held only under a topic a row line named: the frame's topic needs no other check.
+  if (held === undefined || p.seq !== held.s + 1) return;
   const row = applyOps(held.r as Row, p.ops);
   if (row === undefined || rowChecksum(row) !== p.crc) return;
   topics.set(p.topic, { ...held, r: row, s: p.seq, t: p.ts, x: p.crc });

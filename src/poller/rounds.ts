@@ -12,7 +12,8 @@ import type { ChangeBatch } from '../state/store.js';
  * passed since the first held), and the round publishes all of them
  * through `Bus.publishAll`, in the order they were held. The gateway then
  * writes a client of several feeds once per round instead of once per
- * feed. A client that subscribes meanwhile may get a snapshot at a seq
+ * feed. On a bus that delivers such batches one by one (a cluster's), the
+ * grid stays and the wait goes: every cycle publishes as it settles. A client that subscribes meanwhile may get a snapshot at a seq
  * whose patch follows; the protocol has clients ignore such a duplicate.
  * See docs/OPERATIONS.md §5.3.
  */
@@ -83,7 +84,8 @@ export class Rounds {
   /** The round of a cycle starting at `at` (ms epoch): the one of the nearest grid point. */
   join(at: number): RoundTicket {
     this.origin ??= at;
-    if (this.opts.holdMs <= 0) return { hold: (batches, after) => this.publishNow(batches, after), leave: () => {} };
+    // No wait when there is none to make, or when the bus would deliver the round's batches one by one anyway.
+    if (this.opts.holdMs <= 0 || !this.opts.bus.mergesRounds) return { hold: (batches, after) => this.publishNow(batches, after), leave: () => {} };
     const slot = Math.round((at - this.origin) / this.opts.baseMs);
     // A round two or more periods old waits for a cycle that threw: publish what it holds.
     for (const [s, r] of this.open) if (s < slot - 1) r.release();

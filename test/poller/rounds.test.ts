@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { Rounds } from '../../src/poller/rounds.js';
 import { LocalBus } from '../../src/bus/bus.js';
+import { ClusterBus } from '../../src/cluster/bus.js';
 import { silentLogger } from '../../src/log.js';
 import type { ChangeBatch } from '../../src/state/store.js';
 import { Change } from '../../src/state/change.js';
@@ -123,6 +124,22 @@ describe('Rounds', () => {
     rounds.releaseAll();
     expect(seen).toEqual(['kosdaq', 'settled']);
     expect(rounds.size).toBe(0);
+  });
+
+  it('does not wait on a bus that delivers the batches of a round one by one (a cluster’s)', () => {
+    const written: string[] = [];
+    const cluster = new ClusterBus({ writeBatch: (b) => written.push(b.market), writeStatus: () => {} });
+    const rounds = new Rounds({ bus: cluster, logger: silentLogger(), baseMs: BASE, holdMs: 50, origin: ORIGIN });
+    const a = rounds.join(ORIGIN);
+    const b = rounds.join(ORIGIN + 2);
+    a.hold([batch('kospi')], () => {});
+    // The other cycle of the round has not settled: on the local bus this would wait up to 50 ms.
+    expect(written).toEqual(['kospi']);
+    b.hold([batch('kosdaq')], () => {});
+    expect(written).toEqual(['kospi', 'kosdaq']);
+    expect(rounds.size).toBe(0);
+    // The grid is the same: the next start is still on it.
+    expect(rounds.next(ORIGIN + 3, BASE)).toBe(ORIGIN + BASE);
   });
 
   it('refuses a second hold by one cycle', () => {
