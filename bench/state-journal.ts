@@ -43,6 +43,28 @@ const restoreMs = performance.now() - r0;
 if (loaded.topics.size !== JOURNAL_TOPICS || loaded.problems.length > 0)
   throw new Error(`restored ${loaded.topics.size} topics, problems ${loaded.problems.length}`);
 console.log('restore from the snapshot and that journal ms', restoreMs.toFixed(1));
+// More busy seconds, until one more flush would pass the cap: the longest journal a crash can leave.
+const cap = 64 << 20;
+const perFlush = (b1 - bytes0) / 20;
+let t = 20;
+while ((await j.diskBytes()) + 2 * perFlush < cap) {
+  rows = nextJournalRows(rows, ++t);
+  bus.publish(store.apply('quote', 'kospi', rows, 1000 * t));
+  await j.flush();
+}
+const atCap = await j.diskBytes();
+const capTimes: number[] = [];
+for (let k = 0; k < 3; k++) {
+  const c = performance.now();
+  const l = loadState(d);
+  capTimes.push(performance.now() - c);
+  if (l.topics.size !== JOURNAL_TOPICS || l.problems.length > 0) throw new Error(`restored ${l.topics.size} topics, problems ${l.problems.length}`);
+}
+capTimes.sort((a, b) => a - b);
+console.log(
+  `restore from ${t} flushes (${(atCap / (1 << 20)).toFixed(1)} MiB, ${(t * 1500).toLocaleString('en')} changes): median of 3 ms`,
+  capTimes[1]!.toFixed(0),
+);
 const c0 = performance.now();
 await (j as unknown as { compact(): Promise<void> }).compact();
 console.log('snapshot of 4500 rows ms', (performance.now() - c0).toFixed(1), 'bytes', await j.diskBytes());

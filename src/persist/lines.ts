@@ -62,14 +62,35 @@ export class LineBuffer {
 /** What a line holds: its value, or why it cannot be read. */
 export type DecodedLine = { ok: true; value: unknown } | { ok: false; reason: string };
 
-/** Reads one line (without its newline). Pure. */
-export function decodeLine(line: string): DecodedLine {
-  if (line.length < 10 || line[8] !== ' ') return { ok: false, reason: 'not a state line' };
-  const json = line.slice(9);
-  if ((crc32(json) >>> 0).toString(16).padStart(8, '0') !== line.slice(0, 8)) return { ok: false, reason: 'checksum mismatch' };
+/** The value of the 8 lowercase hex digits at `at`; -1 when they are not. */
+function hexWord(bytes: Uint8Array, at: number): number {
+  let v = 0;
+  for (let k = at; k < at + 8; k++) {
+    const c = bytes[k]!;
+    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+/**
+ * Reads the line in `bytes` from `start` to `end` (without its newline):
+ * its checksum is taken of the bytes as they are, and only a line that
+ * passes is decoded and parsed. Pure.
+ */
+export function decodeLineAt(bytes: Buffer, start: number, end: number): DecodedLine {
+  if (end - start < 10 || bytes[start + 8] !== 0x20) return { ok: false, reason: 'not a state line' };
+  if (crc32(bytes.subarray(start + HEAD, end)) >>> 0 !== hexWord(bytes, start)) return { ok: false, reason: 'checksum mismatch' };
   try {
-    return { ok: true, value: JSON.parse(json) as unknown };
+    return { ok: true, value: JSON.parse(bytes.toString('utf8', start + HEAD, end)) as unknown };
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
+}
+
+/** Reads one line (without its newline). Pure. */
+export function decodeLine(line: string): DecodedLine {
+  const bytes = Buffer.from(line);
+  return decodeLineAt(bytes, 0, bytes.length);
 }

@@ -4,7 +4,7 @@ import { rowChecksum } from '../protocol/crc32.js';
 import { PatchMsg } from '../protocol/messages.js';
 import { applyOps } from '../protocol/patch.js';
 import type { Row } from '../upstream/normalise.js';
-import { decodeLine } from './lines.js';
+import { decodeLineAt } from './lines.js';
 import { CleanRecord, FeedRecord, HeaderRecord, TopicRecord } from './records.js';
 
 /**
@@ -44,31 +44,37 @@ export interface LoadedState {
 function readFile(dir: string, name: string, now: number, problems: StateProblem[], apply: (v: unknown) => boolean): void {
   const path = join(dir, name);
   if (!existsSync(path)) return;
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (err) {
     problems.push({ file: name, line: 0, reason: `cannot be read: ${(err as Error).message}` });
     return;
   }
-  const lines = text.split('\n');
-  const torn = lines.at(-1) !== '';
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    if (line === '') continue;
-    const d = decodeLine(line);
+  // Line by line in the bytes: a line is decoded only once its checksum passes, and an ASCII one becomes a one-byte string.
+  const end = bytes.length;
+  let line = 0;
+  for (let s = 0; s < end;) {
+    let e = bytes.indexOf(0x0a, s);
+    const torn = e < 0;
+    if (torn) e = end;
+    line++;
+    const at = s;
+    s = e + 1;
+    if (e === at) continue;
+    const d = decodeLineAt(bytes, at, e);
     const bad = !d.ok ? d.reason : apply(d.value) ? undefined : 'not a state record';
     if (bad === undefined) continue;
-    if (torn && i === lines.length - 1) {
-      problems.push({ file: name, line: i + 1, reason: `torn last line (${bad}), skipped` });
+    if (torn) {
+      problems.push({ file: name, line, reason: `torn last line (${bad}), skipped` });
       return;
     }
     const setAside = `${name}.damaged-${now}`;
     try {
       renameSync(path, join(dir, setAside));
-      problems.push({ file: name, line: i + 1, reason: bad, setAside });
+      problems.push({ file: name, line, reason: bad, setAside });
     } catch (err) {
-      problems.push({ file: name, line: i + 1, reason: `${bad}; could not be set aside: ${(err as Error).message}` });
+      problems.push({ file: name, line, reason: `${bad}; could not be set aside: ${(err as Error).message}` });
     }
     return;
   }
@@ -86,7 +92,11 @@ function applyPatch(topics: Map<string, TopicRecord>, p: PatchMsg): void {
   if (held === undefined || p.seq !== held.s + 1) return;
   const row = applyOps(held.r as Row, p.ops);
   if (row === undefined || rowChecksum(row) !== p.crc) return;
-  topics.set(p.topic, { ...held, r: row, s: p.seq, t: p.ts, x: p.crc });
+  // The record was made from the files here and is not shared yet: updated in place, not copied per frame.
+  held.r = row;
+  held.s = p.seq;
+  held.t = p.ts;
+  held.x = p.crc;
 }
 
 /** Loads the state directory `dir` (missing files: nothing held). */

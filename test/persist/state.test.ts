@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/log.js';
 import { StateJournal } from '../../src/persist/journal.js';
 import fc from 'fast-check';
 import { crc32 } from '../../src/protocol/crc32.js';
-import { LineBuffer, decodeLine, encodeLine } from '../../src/persist/lines.js';
+import { LineBuffer, decodeLine, decodeLineAt, encodeLine } from '../../src/persist/lines.js';
 import { FILES, loadState } from '../../src/persist/load.js';
 import { restoreInto } from '../../src/persist/restore.js';
 import { StateStore } from '../../src/state/store.js';
@@ -29,6 +29,34 @@ describe('state lines', () => {
     expect(decodeLine(line)).toEqual({ ok: true, value: { a: 1 } });
     expect(decodeLine(line.replace('1', '2'))).toMatchObject({ ok: false, reason: 'checksum mismatch' });
     expect(decodeLine(line.slice(0, -3))).toMatchObject({ ok: false });
+    expect(decodeLine('zzzzzzzz' + line.slice(8))).toMatchObject({ ok: false, reason: 'checksum mismatch' });
+  });
+
+  it('are read in place from the bytes of a whole file: each line as it reads alone, and a changed byte fails only its own line', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue(), { minLength: 1, maxLength: 20 }),
+        fc.nat(),
+        fc.nat(),
+        fc.integer({ min: 1, max: 255 }),
+        (values, which, where, xor) => {
+          const lines = new LineBuffer();
+          for (const v of values) lines.add(v);
+          const bytes = lines.take();
+          const spans: [number, number][] = [];
+          for (let s = 0, e = bytes.indexOf(0x0a); e >= 0; s = e + 1, e = bytes.indexOf(0x0a, s)) spans.push([s, e]);
+          expect(spans.map(([s, e]) => decodeLineAt(bytes, s, e))).toEqual(values.map((v) => ({ ok: true, value: JSON.parse(JSON.stringify(v)) as unknown })));
+          // One byte of one line's JSON changed (CRC-32 catches every single-byte error).
+          const k = which % spans.length;
+          const [s, e] = spans[k]!;
+          const at = s + 9 + (where % (e - s - 9));
+          bytes[at] ^= xor;
+          const read = spans.map(([s, e]) => decodeLineAt(bytes, s, e).ok);
+          expect(read).toEqual(spans.map((_, i) => i !== k));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('are the same bytes whether encoded one by one or into a LineBuffer, and read back, whatever the text', () => {
@@ -126,6 +154,25 @@ describe('the state journal', () => {
     expect(existsSync(path)).toBe(false);
     // The snapshot written at start held nothing yet; the damaged journal's lines are not trusted.
     expect(s.topics.size).toBe(0);
+  });
+
+  it('reports the damaged line by its number in the file, and keeps the lines before it', async () => {
+    const d = dir();
+    const { j, tick } = await journalled(d);
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
+    await j.flush();
+    tick([{ isuSrtCd: '000660', trdPrc: 100 }], 2000);
+    await j.flush();
+    const path = join(d, FILES.journal);
+    const lines = readFileSync(path, 'utf8').split('\n');
+    const bad = lines.findIndex((l) => l.includes('"000660"'));
+    expect(bad).toBeGreaterThan(0);
+    lines[bad] = lines[bad]!.replace('100', '999');
+    writeFileSync(path, lines.join('\n'));
+    const s = loadState(d);
+    expect(s.problems).toEqual([expect.objectContaining({ file: FILES.journal, line: bad + 1, reason: 'checksum mismatch' })]);
+    expect(s.topics.get('quote.kospi.005930')?.r).toMatchObject({ trdPrc: 100 });
+    expect(s.topics.has('quote.kospi.000660')).toBe(false);
   });
 
   it('compacts into a snapshot; a journal line older than the snapshot changes nothing', async () => {
