@@ -28,8 +28,16 @@ export const KeyframeRow = z
 export const KeyframeStatus = z.object({ k: z.literal('S'), feed: z.string(), f: z.string() }).strict();
 /** The keyframe is complete. */
 export const KeyframeEnd = z.object({ k: z.literal('E') }).strict();
+/**
+ * A frame as a change line holds it: the frame itself (a JSON object), or
+ * in recordings made before that, its text as a JSON string. Read as the
+ * text either way: a frame is `JSON.stringify` of its message, so
+ * serialising what was parsed gives back the bytes clients got.
+ */
+const RecordedFrame = z.union([z.string(), z.record(z.string(), z.unknown()).transform((m) => JSON.stringify(m))]);
+
 /** A change: a `snapshot` or `patch` frame of `topic` at `seq`, observed at `t`. */
-export const ChangeLine = z.object({ k: z.literal('c'), t: z.number(), topic: z.string(), seq: z.number().int().positive(), f: z.string() }).strict();
+export const ChangeLine = z.object({ k: z.literal('c'), t: z.number(), topic: z.string(), seq: z.number().int().positive(), f: RecordedFrame }).strict();
 /** A feed's status, observed at `t` (the frame as sent). */
 export const StatusLine = z.object({ k: z.literal('s'), t: z.number(), feed: z.string(), f: z.string() }).strict();
 
@@ -37,6 +45,47 @@ export const StatusLine = z.object({ k: z.literal('s'), t: z.number(), feed: z.s
 export const RecordLine = z.discriminatedUnion('k', [KeyframeStart, KeyframeRow, KeyframeStatus, KeyframeEnd, ChangeLine, StatusLine]);
 /** Any line of a segment (type). */
 export type RecordLine = z.infer<typeof RecordLine>;
+
+/**
+ * The start of a change line as the recorder writes it, up to its frame:
+ * `{"k":"c","t":…,"topic":"…","seq":…,"f":` and the frame's `{`.
+ */
+const CHANGE_HEAD = /^\{"k":"c","t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?),"topic":("(?:[^"\\]|\\.)*"),"seq":([1-9]\d*),"f":(?=\{)/;
+
+/** What `readLine` made of a line: the line, or why it is not one. */
+export type ReadLine = { readonly ok: true; readonly line: RecordLine } | { readonly ok: false; readonly reason: 'not JSON' | 'not a recording line' };
+
+/**
+ * A line of a segment from its text. A change line as the recorder writes
+ * it is taken apart where its frame begins: the frame is parsed only to
+ * check that it is a JSON object, and its text is kept as it is, not
+ * serialised again. Any other line (an older change line, a keyframe, a
+ * status) is parsed whole and checked against `RecordLine`. Pure.
+ */
+export function readLine(text: string): ReadLine {
+  const m = CHANGE_HEAD.exec(text);
+  if (m !== null && text.charCodeAt(text.length - 1) === 0x7d) {
+    const frame = text.slice(m[0].length, -1);
+    const seq = Number(m[3]);
+    try {
+      const parsed: unknown = JSON.parse(frame);
+      const topic: unknown = JSON.parse(m[2]!);
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && typeof topic === 'string' && Number.isSafeInteger(seq)) {
+        return { ok: true, line: { k: 'c', t: Number(m[1]), topic, seq, f: frame } };
+      }
+    } catch {
+      // Not what the recorder writes after all: read the whole line below.
+    }
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'not JSON' };
+  }
+  const r = RecordLine.safeParse(v);
+  return r.success ? { ok: true, line: r.data } : { ok: false, reason: 'not a recording line' };
+}
 
 /** The folder of a day's recording under the recordings directory. */
 export function dayDir(root: string, date: string): string {

@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { RecordLine, dayDir, segmentStart } from './format.js';
+import { dayDir, readLine, segmentStart, type RecordLine } from './format.js';
 
 /**
  * Reading recordings without loading a day into memory: the days and their
@@ -83,19 +83,12 @@ export async function* segmentLines(path: string, onDamage?: (d: Damage) => void
     for await (const text of lines) {
       n++;
       if (text === '') continue;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        onDamage?.({ file, line: n, reason: 'not JSON (torn or damaged)' });
+      const r = readLine(text);
+      if (!r.ok) {
+        onDamage?.({ file, line: n, reason: r.reason === 'not JSON' ? 'not JSON (torn or damaged)' : r.reason });
         return;
       }
-      const r = RecordLine.safeParse(parsed);
-      if (!r.success) {
-        onDamage?.({ file, line: n, reason: 'not a recording line' });
-        return;
-      }
-      yield { line: r.data, bytes: Buffer.byteLength(text) + 1 };
+      yield { line: r.line, bytes: Buffer.byteLength(text) + 1 };
     }
   } catch (err) {
     onDamage?.({ file, line: n, reason: `unreadable: ${(err as Error).message}` });

@@ -161,7 +161,8 @@ export class Recorder {
     // Each line straight into the bytes written: one long string joined and then encoded would be copied twice more.
     const out = (this.lines ??= new ByteBuilder(256 << 10));
     const head = `{"k":"c","t":${b.ts},"topic":`;
-    for (const e of b.events) out.text(`${head}${JSON.stringify(e.topic)},"seq":${e.seq},"f":${JSON.stringify(e.frame)}}\n`);
+    // The frame is JSON: it goes in as the line's `f` object, as it is. Escaped as a string, its quotes cost more than the rest of the line.
+    for (const e of b.events) out.text(`${head}${JSON.stringify(e.topic)},"seq":${e.seq},"f":${e.frame}}\n`);
     this.write(out.take(), b.events.length, b.ts, feedOf(b.channel, b.market));
   }
 

@@ -50,7 +50,7 @@ describe('state lines', () => {
           const k = which % spans.length;
           const [s, e] = spans[k]!;
           const at = s + 9 + (where % (e - s - 9));
-          bytes[at] ^= xor;
+          bytes[at] = bytes[at]! ^ xor;
           const read = spans.map(([s, e]) => decodeLineAt(bytes, s, e).ok);
           expect(read).toEqual(spans.map((_, i) => i !== k));
         },

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LocalBus } from '../../src/bus/bus.js';
 import { silentLogger } from '../../src/log.js';
@@ -8,7 +9,8 @@ import { housekeep, nextHousekeeping } from '../../src/recorder/housekeeping.js'
 import { Recorder } from '../../src/recorder/recorder.js';
 import { readDay, segments, type Damage } from '../../src/recorder/reader.js';
 import { SegmentSummary } from '../../src/recorder/summary.js';
-import { StateStore } from '../../src/state/store.js';
+import { RecordLine, readLine } from '../../src/recorder/format.js';
+import { StateStore, type ChangeEvent } from '../../src/state/store.js';
 import { DAY, T0, record } from './helpers.js';
 
 /** The recorder's files and summaries, retention, compression once the sessions are over (by a timer and by events), damage and a full disk. */
@@ -31,6 +33,86 @@ describe('the recorder', () => {
     expect(s).toMatchObject({ from: T0, to: T0 + 4000, bytes: statSync(join(dir, DAY, 'seg-100000.ndjson')).size });
     expect(s.feeds).toEqual({ 'quote.kospi': { from: T0, to: T0 + 4000, changes: 15, bytes: expect.any(Number) } });
     expect(s.feeds['quote.kospi']!.bytes).toBeGreaterThan(15 * 100);
+  });
+
+  it('reads back every frame byte for byte as clients got it, whatever the rows held', async () => {
+    // Row values as the normaliser can leave them: numbers of any kind, and strings with quotes, backslashes, controls, non-ASCII and lone surrogates.
+    const value = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer(),
+      fc.string({ unit: 'binary' }),
+      fc.constant(null),
+      fc.constantFrom('" -"', 'a\\b', '종목'),
+    );
+    const rows = fc.array(fc.dictionary(fc.constantFrom('trdPrc', 'isuKorNm', 'memo', 'k"ey', '__proto__x'), value), { minLength: 1, maxLength: 6 });
+    await fc.assert(
+      fc.asyncProperty(rows, async (seconds) => {
+        const dir = tmp();
+        const store = new StateStore();
+        const bus = new LocalBus();
+        const r = new Recorder({ dir, store, logger: silentLogger(), now: () => T0 }, bus);
+        r.start();
+        const sent: ChangeEvent[] = [];
+        bus.subscribe('batch', (b) => void sent.push(...b.events));
+        seconds.forEach((row, s) => bus.publish(store.apply('quote', 'kospi', [{ ...row, isuSrtCd: '005930' }], T0 + s)));
+        await r.stop();
+        const read: string[] = [];
+        for await (const l of readDay(dir, DAY)) if (l.k === 'c') read.push(l.f);
+        expect(read).toEqual(sent.map((e) => e.frame));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('reads a line as a whole parse and check would, taking a change line apart at its frame, and any cut of one as damage', async () => {
+    const dir = tmp();
+    await record(dir, 3, { rows: 4 });
+    const lines = readFileSync(join(dir, DAY, 'seg-100000.ndjson'), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const whole = (text: string) => {
+      try {
+        const r = RecordLine.safeParse(JSON.parse(text));
+        return r.success ? { ok: true, line: r.data } : { ok: false };
+      } catch {
+        return { ok: false };
+      }
+    };
+    for (const text of lines) expect(readLine(text)).toEqual(whole(text));
+    expect(lines.filter((t) => t.startsWith('{"k":"c"')).length).toBe(12);
+    // Cut anywhere, or with a byte changed, a line reads as the whole parse says: no frame is taken from a torn line.
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), fc.nat(), fc.nat(), (text, cut, at) => {
+        const torn = text.slice(0, cut % (text.length + 1));
+        expect(readLine(torn).ok).toBe(whole(torn).ok);
+        const k = at % text.length;
+        const changed = text.slice(0, k) + (text[k] === '}' ? ']' : '}') + text.slice(k + 1);
+        const r = readLine(changed);
+        expect(r.ok).toBe(whole(changed).ok);
+        if (r.ok) expect(r.line).toEqual(whole(changed).line);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('reads a change line written before frames went in as they are: its frame as a JSON string', async () => {
+    const dir = tmp();
+    await record(dir, 2);
+    const path = join(dir, DAY, 'seg-100000.ndjson');
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    const now: string[] = [];
+    for await (const l of readDay(dir, DAY)) if (l.k === 'c') now.push(l.f);
+    // The same lines as an older recorder wrote them: `f` the frame's text, escaped.
+    const older = lines.map((text) => {
+      const v = JSON.parse(text) as { k: string; f?: unknown };
+      return v.k === 'c' ? JSON.stringify({ ...v, f: JSON.stringify(v.f) }) : text;
+    });
+    expect(older.some((t) => t.includes('"f":"{\\"type\\"'))).toBe(true);
+    writeFileSync(path, older.join('\n') + '\n');
+    const then: string[] = [];
+    for await (const l of readDay(dir, DAY)) if (l.k === 'c') then.push(l.f);
+    expect(then).toEqual(now);
+    expect(now).toHaveLength(6);
   });
 
   it('summarises a segment continued by a second process from its file, both parts', async () => {
