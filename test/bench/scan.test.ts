@@ -1,17 +1,20 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TopicSlots, scanUpdates, type FrameSink } from '../../bench/load/scan.js';
 
 const slots = new TopicSlots(['quote.kospi.000020', 'quote.kospi.005930', 'quote.kospi.A0001X'], 'quote.kospi.');
 
-function record(text: string): { n: number; seen: unknown[] } {
+function record(text: string, stamp?: string): { n: number; seen: unknown[] } {
+  // As the pool reads a frame: its bytes as latin1 text, a message handed back by that range of the bytes.
+  const bytes = Buffer.from(text);
   const seen: unknown[] = [];
   const sink: FrameSink = {
     patch: (slot, seq, ts) => seen.push(['patch', slot, seq, ts]),
     snapshot: (slot, seq) => seen.push(['snapshot', slot, seq]),
     unknown: () => seen.push(['unknown']),
-    other: (start, end) => seen.push(['other', JSON.parse(text.slice(start, end))]),
+    other: (start, end) => seen.push(['other', JSON.parse(bytes.toString('utf8', start, end))]),
   };
-  return { n: scanUpdates(text, slots, sink), seen };
+  return { n: scanUpdates(bytes.toString('latin1'), slots, sink, stamp), seen };
 }
 
 describe('TopicSlots', () => {
@@ -49,14 +52,7 @@ describe('scanUpdates', () => {
       { type: 'patch', topic: 'quote.kospi.005930', seq: 3, ts: 2, ops: ops([]), crc: 1 },
       { type: 'patch', topic: 'quote.kospi.A0001X', seq: 4, ts: 3, ops: ops([1712345678999000]), crc: 0 },
     ]);
-    const seen: unknown[] = [];
-    const sink: FrameSink = {
-      patch: (slot, seq, ts) => seen.push([slot, seq, ts]),
-      snapshot: () => undefined,
-      unknown: () => seen.push('unknown'),
-      other: () => undefined,
-    };
-    expect(scanUpdates(frame, slots, sink, '"path":"/answeredUs","value":')).toBe(3);
+    const seen = record(frame, '"path":"/answeredUs","value":').seen.map((x) => (x as unknown[]).slice(1));
     // The second patch has no stamp: the third's must not be taken for it.
     expect(seen).toEqual([
       [0, 2, 1712345678901.234],
@@ -94,5 +90,64 @@ describe('other messages', () => {
   it('hands back a single non-update frame whole, and finds nothing in a frame without a type', () => {
     expect(record('{"type":"welcome","version":"1"}').seen).toEqual([['other', { type: 'welcome', version: '1' }]]);
     expect(record('{"ok":50}')).toEqual({ n: 0, seen: [] });
+  });
+});
+
+describe('scanUpdates against JSON.parse', () => {
+  const STAMP = '"path":"/answeredUs","value":';
+  const topic = fc.constantFrom('quote.kospi.000020', 'quote.kospi.005930', 'quote.kospi.A0001X', 'quote.kospi.999999', 'quote.kosdaq.000020', '종목');
+  const extra = fc.option(fc.record({ x: fc.oneof(fc.string(), fc.integer(), fc.constant('"type":"patch"')) }), { nil: undefined });
+  const op = fc.oneof(
+    fc.record({ op: fc.constant('replace'), path: fc.constantFrom('/trdPrc', '/answeredUs', '/memo'), value: fc.oneof(fc.nat(), fc.string()) }),
+    fc.record({ op: fc.constant('remove'), path: fc.constant('/x') }),
+  );
+  // Messages as the peers write them (type, topic, seq, ts first), sometimes with a field between, and other messages.
+  const message = fc.oneof(
+    fc
+      .record({ topic, seq: fc.integer({ min: 1, max: 2 ** 40 }), ts: fc.nat(), ops: fc.array(op, { maxLength: 4 }), extra })
+      .map(({ topic, seq, ts, ops, extra }) => ({
+        type: 'patch',
+        topic,
+        ...extra,
+        seq,
+        ts,
+        ops,
+        crc: 1,
+      })),
+    fc.record({ topic, seq: fc.integer({ min: 1, max: 2 ** 40 }), ts: fc.nat(), extra }).map(({ topic, seq, ts, extra }) => ({
+      type: 'snapshot',
+      topic,
+      seq,
+      ...extra,
+      ts,
+      data: { isuSrtCd: '005930', seq: 3, note: '"type":"x"' },
+      crc: 0,
+    })),
+    fc.record({ type: fc.constantFrom('status', 'subscribed', 'pong'), id: fc.nat(), note: fc.string({ unit: 'binary' }) }),
+  );
+
+  /** What the scanner must report for one parsed message. */
+  function expected(m: Record<string, unknown>): unknown[] {
+    if (m.type !== 'patch' && m.type !== 'snapshot') return ['other', m];
+    const slot = slots.get(m.topic as string);
+    if (slot < 0) return ['unknown'];
+    if (m.type === 'snapshot') return ['snapshot', slot, m.seq];
+    const stamp = (m.ops as { path: string; value?: unknown }[]).find((o) => o.path === '/answeredUs');
+    // The scanner reads the first stamp key's number: a string value there is no number.
+    const time = stamp === undefined ? NaN : typeof stamp.value === 'number' ? stamp.value / 1000 : NaN;
+    return ['patch', slot, m.seq, time];
+  }
+
+  it('reads every frame of bridge-like messages as JSON.parse does', () => {
+    fc.assert(
+      fc.property(fc.array(message, { minLength: 1, maxLength: 8 }), fc.boolean(), (msgs, single) => {
+        const frame = single ? JSON.stringify(msgs[0]) : JSON.stringify(msgs);
+        const parsed = (single ? [msgs[0]] : msgs).map((m) => JSON.parse(JSON.stringify(m)) as Record<string, unknown>);
+        const { n, seen } = record(frame, STAMP);
+        expect(n).toBe(parsed.length);
+        expect(seen).toEqual(parsed.map(expected));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
