@@ -13,8 +13,9 @@ import type { FeedRecord, TopicRecord } from './records.js';
  * Writes the last state of every topic and feed to the state directory, so
  * a restart, or a crash, starts from it: once a second the changes since the
  * last write (and the feeds whose status changed) are appended to the
- * journal; every `compactMs` the whole state is written as a new snapshot
- * and the journal starts over.
+ * journal; every `compactMs`, or once the journal is some times larger
+ * than the last snapshot, the whole state is written as a new snapshot and
+ * the journal starts over.
  *
  * A change that follows one the journal already holds is appended as its
  * patch frame, the very text clients got: the store made it, so the journal
@@ -33,6 +34,13 @@ import type { FeedRecord, TopicRecord } from './records.js';
  * across it. See docs/OPERATIONS.md §State.
  */
 
+/**
+ * The snapshot is written in pieces of about this many bytes, each handed
+ * to the file before the next is built, so building it holds the event loop
+ * a few milliseconds at a time, not for the whole state.
+ */
+const CHUNK = 256 << 10;
+
 /** Options of `StateJournal`. */
 export interface StateJournalOptions {
   /** The state directory (created if missing). */
@@ -47,6 +55,16 @@ export interface StateJournalOptions {
   readonly compactMs?: number;
   /** A journal past this size is compacted at the next flush, bytes; default 64 MiB. */
   readonly maxJournalBytes?: number;
+  /**
+   * A journal past this many times the size of the last snapshot is
+   * compacted at the next flush (once past `minJournalBytes`): a start reads
+   * the snapshot and the whole journal, so this bounds how long a start
+   * after a crash takes against how often the whole state is written.
+   * Default 8.
+   */
+  readonly journalPerSnapshot?: number;
+  /** The size below which the journal is never compacted for its size, bytes; default 4 MiB. */
+  readonly minJournalBytes?: number;
   /** Clock, ms epoch; default Date.now. */
   readonly now?: () => number;
   /** Patch frames held for the next write at most; past it, changes are written as rows; default 65,536. */
@@ -90,6 +108,7 @@ export class StateJournal {
   private readonly now: () => number;
   private journal: FileHandle | undefined;
   private journalBytes = 0;
+  private snapshotBytes = 0;
   private writing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastCompact = 0;
@@ -203,10 +222,19 @@ export class StateJournal {
       this.chain.clear();
       return Promise.resolve();
     }
-    const due = this.now() - this.lastCompact >= (this.opts.compactMs ?? 600_000) || this.journalBytes > (this.opts.maxJournalBytes ?? 64 << 20);
+    const due = this.now() - this.lastCompact >= (this.opts.compactMs ?? 600_000) || this.journalBytes > this.compactionBytes;
     if (due) return this.run(() => this.compact());
     if (this.dirtyTopics.size === 0 && this.frames.length === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
     return this.run(() => this.append());
+  }
+
+  /**
+   * The journal size past which the next flush compacts: `journalPerSnapshot`
+   * times the last snapshot, within `minJournalBytes` and `maxJournalBytes`.
+   */
+  get compactionBytes(): number {
+    const o = this.opts;
+    return Math.min(o.maxJournalBytes ?? 64 << 20, Math.max(o.minJournalBytes ?? 4 << 20, (o.journalPerSnapshot ?? 8) * this.snapshotBytes));
   }
 
   private run(step: () => Promise<void>): Promise<void> {
@@ -292,18 +320,25 @@ export class StateJournal {
     this.clearQueued();
     const tmp = join(dir, `${FILES.snapshot}.tmp`);
     const fh = await open(tmp, 'w');
+    let bytes = 0;
     try {
-      const lines = new LineBuffer(1 << 20);
+      const lines = new LineBuffer(CHUNK);
       lines.add({ v: 1, epoch: this.opts.store.epoch, at: this.now() });
       for (const [channel, market] of this.opts.store.heldFeeds()) {
         for (const e of this.opts.store.entries(channel, market)) {
           this.addTopic(lines, e, channel, market);
           this.chain.set(e.topic, e.seq);
-          if (lines.length > 1 << 20) await fh.write(lines.take());
+          if (lines.length > CHUNK) {
+            const chunk = lines.take();
+            bytes += chunk.length;
+            await fh.write(chunk);
+          }
         }
       }
       for (const f of this.feeds.values()) lines.add(f);
-      await fh.write(lines.take());
+      const last = lines.take();
+      bytes += last.length;
+      await fh.write(last);
       await fh.datasync();
     } finally {
       await fh.close();
@@ -314,6 +349,7 @@ export class StateJournal {
     this.journal = undefined;
     await rm(join(dir, FILES.journal), { force: true });
     this.journalBytes = 0;
+    this.snapshotBytes = bytes;
     this.lastCompact = this.now();
   }
 

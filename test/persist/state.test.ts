@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -256,44 +256,92 @@ describe('the state journal, change by change', () => {
       fc.constant({ compact: true as const }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), fc.integer({ min: 1, max: 6 }), async (steps, maxFrames) => {
-        const d = dir();
-        const store = new StateStore();
-        const bus = new LocalBus();
-        let now = 0;
-        const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 60_000, compactMs: 1e9, maxFrames, now: () => now }, bus);
-        await j.start();
-        let ts = 1000;
-        for (const s of steps) {
-          if ('tick' in s) {
-            ts += 1000;
-            bus.publish(
-              store.apply(
-                'quote',
-                'kospi',
-                s.tick.map(([c, p]) => ({ isuSrtCd: c, trdPrc: p })),
-                ts,
-              ),
-            );
-          } else if ('fail' in s) {
-            // The journal's file handle fails under the write.
-            await (j as unknown as { journal?: { close(): Promise<void> } }).journal?.close();
-            await j.flush();
-          } else if ('compact' in s) {
-            now += 2e9;
-            await j.flush();
-          } else await j.flush();
-        }
-        // The first may fail on a handle closed since the last write; the second writes.
-        await j.flush();
-        await j.flush();
-        expect(restored(d).out).toEqual(held(store));
-        expect(restored(d).problems).toEqual([]);
-        await j.stop();
-        expect(restored(d).out).toEqual(held(store));
-      }),
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 25 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.constantFrom(1, 2, 1e6),
+        async (steps, maxFrames, journalPerSnapshot) => {
+          const d = dir();
+          const store = new StateStore();
+          const bus = new LocalBus();
+          let now = 0;
+          // Compactions for the journal's size too, wherever it passes one or two snapshots' worth.
+          const sizes = { journalPerSnapshot, minJournalBytes: 0 };
+          const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 60_000, compactMs: 1e9, maxFrames, now: () => now, ...sizes }, bus);
+          await j.start();
+          let ts = 1000;
+          for (const s of steps) {
+            if ('tick' in s) {
+              ts += 1000;
+              bus.publish(
+                store.apply(
+                  'quote',
+                  'kospi',
+                  s.tick.map(([c, p]) => ({ isuSrtCd: c, trdPrc: p })),
+                  ts,
+                ),
+              );
+            } else if ('fail' in s) {
+              // The journal's file handle fails under the write.
+              await (j as unknown as { journal?: { close(): Promise<void> } }).journal?.close();
+              await j.flush();
+            } else if ('compact' in s) {
+              now += 2e9;
+              await j.flush();
+            } else await j.flush();
+          }
+          // The first may fail on a handle closed since the last write; the second writes.
+          await j.flush();
+          await j.flush();
+          expect(restored(d).out).toEqual(held(store));
+          expect(restored(d).problems).toEqual([]);
+          await j.stop();
+          expect(restored(d).out).toEqual(held(store));
+        },
+      ),
       { numRuns: 150 },
     );
+  });
+
+  it('compacts once the journal is past its share of the snapshot, within its floor and its bound, so a start never reads more', async () => {
+    const size = (d: string, f: string) => (existsSync(join(d, f)) ? statSync(join(d, f)).size : 0);
+    for (const opts of [
+      { journalPerSnapshot: 2, minJournalBytes: 0 },
+      { journalPerSnapshot: 2, minJournalBytes: 30_000 },
+      { journalPerSnapshot: 1e6, minJournalBytes: 0, maxJournalBytes: 20_000 },
+    ]) {
+      const d = dir();
+      const store = new StateStore();
+      const bus = new LocalBus();
+      const j = new StateJournal({ dir: d, store, logger: silentLogger(), flushMs: 60_000, compactMs: 1e12, ...opts }, bus);
+      await j.start();
+      const codes = Array.from({ length: 40 }, (_, i) => String(100000 + i));
+      let compactions = 0;
+      for (let t = 1; t <= 60; t++) {
+        bus.publish(
+          store.apply(
+            'quote',
+            'kospi',
+            codes.map((c, i) => ({ isuSrtCd: c, trdPrc: 1000 + t * (i + 1), accTrdvol: t * 7 })),
+            1000 * t,
+          ),
+        );
+        const limit = j.compactionBytes;
+        const before = size(d, FILES.journal);
+        const snapshot = size(d, FILES.snapshot);
+        // The rule: its share of the snapshot, at least the floor, at most the bound.
+        expect(limit).toBe(Math.min(opts.maxJournalBytes ?? 64 << 20, Math.max(opts.minJournalBytes, opts.journalPerSnapshot * snapshot)));
+        await j.flush();
+        if (before > limit) {
+          compactions++;
+          expect(size(d, FILES.journal)).toBe(0);
+          // A flush appends past the limit at most once (40 changes, under 8 KB): the next compacts.
+        } else expect(size(d, FILES.journal)).toBeLessThan(limit + 8_000);
+        expect(restored(d).out).toEqual(held(store));
+      }
+      expect(compactions).toBeGreaterThanOrEqual(3);
+      await j.stop();
+    }
   });
 
   it('writes a failed write’s topics as rows at the next, so a topic that changed only then is not lost', async () => {
