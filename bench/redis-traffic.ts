@@ -1,7 +1,8 @@
 // What a cluster costs Redis per change: a private redis-server, the end-to-end scenario's stand-in upstream (4,500
 // symbols on two markets, 30% changing every second) and 1, 2, then 3 bridge processes joined through Redis, each
 // with one client on both markets' whole `quote` lists. Over a window, Redis's own counters give the bytes it
-// received and sent, its commands and its memory; the stand-in counts the changes served.
+// received and sent, its commands, its memory and its CPU (and the time of each fenced batch write, the `EVALSHA` that
+// writes a feed's batch to the shared state and publishes it); the stand-in counts the changes served.
 // Run: node --import tsx bench/redis-traffic.ts [windowSeconds]   (needs redis-server on the PATH)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +43,12 @@ const info = async (): Promise<Record<string, number>> => {
   return out;
 };
 
+/** Calls and µs of `EVALSHA` since the last reset (INFO commandstats). */
+const evalsha = async (): Promise<{ calls: number; usec: number }> => {
+  const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
+  return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
+};
+
 /** A client on both markets' whole quote lists; resolves once both are subscribed. */
 function watch(wsUrl: string): Promise<WebSocket> {
   const ws = new WebSocket(wsUrl);
@@ -75,10 +82,13 @@ for (const processes of [1, 2, 3]) {
   standIn.go();
   await sleep(4_000);
   await redis.configResetStat();
+  const cpu0 = await info();
   const c0 = standIn.counters();
   const t0 = performance.now();
   await sleep(WINDOW_S * 1_000);
   const s = await info();
+  const scripts = await evalsha();
+  const cpuS = s.used_cpu_sys! + s.used_cpu_user! - cpu0.used_cpu_sys! - cpu0.used_cpu_user!;
   const seconds = (performance.now() - t0) / 1000;
   const changes = standIn.counters().served - c0.served;
   rows.push(
@@ -90,6 +100,9 @@ for (const processes of [1, 2, 3]) {
       ((s.total_net_input_bytes! + s.total_net_output_bytes!) / seconds / 2 ** 20).toFixed(2),
       (s.total_commands_processed! / seconds).toFixed(0),
       (s.used_memory! / 2 ** 20).toFixed(1),
+      (cpuS / seconds).toFixed(3),
+      ((cpuS * 1e6) / changes).toFixed(1),
+      (scripts.usec / Math.max(1, scripts.calls) / 1000).toFixed(2),
     ].join('\t'),
   );
   for (const ws of clients) ws.terminate();
@@ -97,7 +110,7 @@ for (const processes of [1, 2, 3]) {
   await standIn.close();
   rmSync(dir, { recursive: true, force: true });
 }
-console.log('processes\tchanges/s\tin B/change\tout B/change\tMiB/s total\tcommands/s\tused MiB');
+console.log('processes\tchanges/s\tin B/change\tout B/change\tMiB/s total\tcommands/s\tused MiB\tRedis CPU cores\tRedis CPU µs/change\tEVALSHA ms/call');
 for (const r of rows) console.log(r);
 await redis.close();
 redisProc.kill();

@@ -57,7 +57,8 @@ export class LeaderWriter implements BusWriter {
     const args = [o.node, String(gen), o.epoch(), String(o.streamMaxLen), o.keys.events(feed), String(batch.ts), '', String(batch.events.length)];
     for (const ev of batch.events) {
       frames.push(ev.frame);
-      args.push(ev.code, String(ev.seq), encodeEntry({ row: ev.row, seq: ev.seq, ts: batch.ts, crc: rowChecksum(ev.row) }), ev.frame);
+      // The store's events carry their checksum; one from elsewhere is computed.
+      args.push(ev.code, String(ev.seq), encodeEntry({ row: ev.row, seq: ev.seq, ts: batch.ts, crc: ev.crc ?? rowChecksum(ev.row) }), ev.frame);
     }
     args[6] = frames.join('\n');
     const keys = [o.keys.lease, o.keys.gen, o.keys.epoch, o.keys.state(feed), o.keys.log(feed)];
