@@ -25,6 +25,7 @@ import { EnglishNames } from '../state/names.js';
 import type { StateStore } from '../state/store.js';
 import { SymbolDirectory } from '../state/symbols.js';
 import { createTopology, restoredInfo, stateDir, type Topology } from '../topology/index.js';
+import { DataDirLock } from '../persist/lock.js';
 import { OnDemandAllowance } from '../upstream/allowance.js';
 import { Budget, nextReset } from '../upstream/budget.js';
 import { OnDemandCache } from '../upstream/cache.js';
@@ -106,6 +107,8 @@ export interface BridgeParts {
   readonly server: Server;
   /** The state journal; undefined with STATE=off. */
   readonly journal: StateJournal | undefined;
+  /** The hold on DATA_DIR while the state journal or the recorder writes there (see persist/lock.ts); undefined with both off. */
+  readonly dataLock: DataDirLock | undefined;
   /** The recorder; undefined with RECORD=off. */
   readonly recorder: Recorder | undefined;
   /** Access control; undefined when access is open. */
@@ -132,6 +135,9 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
     );
     const sessions = new Sessions(calendar, [...EXAM_DAYS, ...operatorHolidays(config.MARKET_EXAM_DAYS)]);
     const budget = new Budget();
+    // One process per DATA_DIR: taken before the state files are read, let go last.
+    const dataLock = config.STATE === 'on' || config.RECORD === 'on' ? DataDirLock.acquire(config.DATA_DIR) : undefined;
+    undo.push(() => dataLock?.release());
     // The state files are loaded here, before anything can serve them.
     const topology = createTopology(config, { budget, metrics, logger, now });
     undo.push(() => topology.close());
@@ -254,6 +260,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       gateway,
       server,
       journal,
+      dataLock,
       recorder: recording?.recorder,
       auth,
     };
@@ -330,6 +337,7 @@ export class Bridge implements BridgeParts {
   readonly gateway: Gateway;
   readonly server: Server;
   readonly journal: StateJournal | undefined;
+  readonly dataLock: DataDirLock | undefined;
   readonly recorder: Recorder | undefined;
   readonly auth: Authenticator | undefined;
   private stopping: Promise<void> | undefined;
@@ -362,6 +370,7 @@ export class Bridge implements BridgeParts {
     this.gateway = parts.gateway;
     this.server = parts.server;
     this.journal = parts.journal;
+    this.dataLock = parts.dataLock;
     this.recorder = parts.recorder;
     this.auth = parts.auth;
   }
@@ -436,6 +445,7 @@ export class Bridge implements BridgeParts {
     await this.upstream.close();
     await this.topology.close();
     await this.sim?.stop();
+    this.dataLock?.release();
     this.logger.info('krx-bridge stopped');
   }
 }

@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DataDirInUse, DataDirLock, LOCK_FILE } from '../../src/persist/lock.js';
+
+/** The hold of one process on its data directory. */
+
+const dir = () => join(mkdtempSync(join(tmpdir(), 'krx-lock-')), 'data');
+
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(r.stdout);
+}
+
+describe('the data directory lock', () => {
+  it('names its process, refuses a second holder while that process lives, and lets go', () => {
+    const d = dir();
+    const lock = DataDirLock.acquire(d);
+    expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`);
+    // Another bridge of this process, or of another live one: refused, with the holder named.
+    const again = (): unknown => DataDirLock.acquire(d);
+    expect(again).toThrow(DataDirInUse);
+    expect(again).toThrow(new RegExp(`in use by process ${process.pid}`));
+    try {
+      DataDirLock.acquire(d);
+    } catch (err) {
+      expect(err).toMatchObject({ code: 'data_dir_in_use', pid: process.pid, dir: d });
+    }
+    lock.release();
+    expect(existsSync(join(d, LOCK_FILE))).toBe(false);
+    DataDirLock.acquire(d).release();
+  });
+
+  it('takes over a lock left by a process that is gone, or one that names no process', () => {
+    const d = dir();
+    DataDirLock.acquire(d).release();
+    for (const left of [`${deadPid()}\n`, 'not a pid', '']) {
+      writeFileSync(join(d, LOCK_FILE), left);
+      const lock = DataDirLock.acquire(d);
+      expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`);
+      lock.release();
+    }
+  });
+
+  it('removes the file at release only while it still names this process', () => {
+    const d = dir();
+    const lock = DataDirLock.acquire(d);
+    // Taken over meanwhile (say, after this process was thought gone): the other holder's file stays.
+    writeFileSync(join(d, LOCK_FILE), '1\n');
+    lock.release();
+    expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe('1\n');
+  });
+});
