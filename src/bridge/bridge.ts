@@ -430,6 +430,16 @@ export class Bridge implements BridgeParts {
   }
 
   private async shutdown(): Promise<void> {
+    try {
+      await this.stopParts();
+    } finally {
+      // Whatever failed on the way, the directory is free for the next start.
+      this.dataLock?.release();
+    }
+    this.logger.info('krx-bridge stopped');
+  }
+
+  private async stopParts(): Promise<void> {
     this.loader.stop();
     this.names?.stop();
     this.poller.stop();
@@ -445,8 +455,6 @@ export class Bridge implements BridgeParts {
     await this.upstream.close();
     await this.topology.close();
     await this.sim?.stop();
-    this.dataLock?.release();
-    this.logger.info('krx-bridge stopped');
   }
 }
 

@@ -1,5 +1,5 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 
 /**
  * One process per data directory. The state journal and the recorder write
@@ -9,7 +9,11 @@ import { join } from 'node:path';
  * appending to, and mark a clean stop for an epoch that is not the first's.
  * So a bridge holds `DATA_DIR/krx-bridge.pid` while it runs: the file names
  * the process, and a start finds it held by a live process and refuses.
- * A file left by a process that is gone (a crash, SIGKILL) is taken over.
+ * A file left by a process that is gone (a crash, SIGKILL) is taken over,
+ * and so is one naming this process's own id that this process did not
+ * take (a container restarted after a crash runs its bridge under the same
+ * pid). Process ids are only compared within one pid namespace: a
+ * directory shared by containers is not protected, and is not supported.
  */
 
 /** The lock file's name under DATA_DIR. */
@@ -27,6 +31,9 @@ export class DataDirInUse extends Error {
     super(`DATA_DIR ${dir} is in use by process ${pid} (another krx-bridge?): stop it, or give this one another DATA_DIR`);
   }
 }
+
+/** The lock files this process holds (resolved paths). */
+const heldHere = new Set<string>();
 
 /** Whether process `pid` is running (one we may not signal is running too). */
 function alive(pid: number): boolean {
@@ -67,7 +74,7 @@ export class DataDirLock {
    */
   static acquire(dir: string, pid = process.pid): DataDirLock {
     mkdirSync(dir, { recursive: true });
-    const path = join(dir, LOCK_FILE);
+    const path = resolve(dir, LOCK_FILE);
     for (let attempt = 0; ; attempt++) {
       try {
         const fd = openSync(path, 'wx');
@@ -76,12 +83,16 @@ export class DataDirLock {
         } finally {
           closeSync(fd);
         }
+        heldHere.add(path);
         return new DataDirLock(path, pid);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const holder = holderOf(path);
-      if (holder !== undefined && alive(holder)) throw new DataDirInUse(dir, holder);
+      // This process's own id names a live holder only when this process took the lock. Otherwise the file is an
+      // earlier process's that had the same id: a container restarted after a crash runs its bridge under the same pid.
+      const live = holder !== undefined && (holder === process.pid ? heldHere.has(path) : alive(holder));
+      if (live) throw new DataDirInUse(dir, holder);
       // Left by a process that is gone: replaced, once (a second failure means another start took it meanwhile).
       if (attempt > 0) throw new DataDirInUse(dir, holder ?? 0);
       try {
@@ -96,6 +107,7 @@ export class DataDirLock {
   release(): void {
     if (!this.held) return;
     this.held = false;
+    heldHere.delete(this.path);
     if (holderOf(this.path) !== this.pid) return;
     try {
       unlinkSync(this.path);

@@ -135,15 +135,20 @@ describe('the state journal', () => {
     expect(existsSync(join(d, FILES.journal))).toBe(true);
   });
 
-  it('sets a damaged file aside, keeps the good lines before the damage, and reports it', async () => {
-    const d = dir();
+  /** A journal of two flushes (one new topic each) on `d`: its path and its lines. */
+  async function twoFlushes(d: string): Promise<{ path: string; lines: string[] }> {
     const { j, tick } = await journalled(d);
     tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
     await j.flush();
     tick([{ isuSrtCd: '000660', trdPrc: 100 }], 2000);
     await j.flush();
     const path = join(d, FILES.journal);
-    const lines = readFileSync(path, 'utf8').split('\n');
+    return { path, lines: readFileSync(path, 'utf8').split('\n') };
+  }
+
+  it('sets a damaged file aside, keeps the good lines before the damage, and reports it', async () => {
+    const d = dir();
+    const { path, lines } = await twoFlushes(d);
     lines[0] = lines[0]!.replace('100', '999');
     writeFileSync(path, lines.join('\n'));
     const s = loadState(d);
@@ -158,13 +163,7 @@ describe('the state journal', () => {
 
   it('reports the damaged line by its number in the file, and keeps the lines before it', async () => {
     const d = dir();
-    const { j, tick } = await journalled(d);
-    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
-    await j.flush();
-    tick([{ isuSrtCd: '000660', trdPrc: 100 }], 2000);
-    await j.flush();
-    const path = join(d, FILES.journal);
-    const lines = readFileSync(path, 'utf8').split('\n');
+    const { path, lines } = await twoFlushes(d);
     const bad = lines.findIndex((l) => l.includes('"000660"'));
     expect(bad).toBeGreaterThan(0);
     lines[bad] = lines[bad]!.replace('100', '999');
