@@ -64,9 +64,12 @@ interface Listed {
   days: { date: string; from: string; to: string; feeds: { feed: string; from: string; to: string }[] }[];
 }
 
+/** Seconds of the day of `HHMMSS`. */
+const seconds = (hhmmss: string) => Number(hhmmss.slice(0, 2)) * 3600 + Number(hhmmss.slice(2, 4)) * 60 + Number(hhmmss.slice(4, 6));
+
 /** `HHMMSS` plus `s` seconds. */
 function plus(hhmmss: string, s: number): string {
-  const t = Number(hhmmss.slice(0, 2)) * 3600 + Number(hhmmss.slice(2, 4)) * 60 + Number(hhmmss.slice(4, 6)) + s;
+  const t = seconds(hhmmss) + s;
   return [Math.floor(t / 3600), Math.floor((t % 3600) / 60), t % 60].map((n) => String(n).padStart(2, '0')).join('');
 }
 const colons = (hhmmss: string) => `${hhmmss.slice(0, 2)}:${hhmmss.slice(2, 4)}:${hhmmss.slice(4, 6)}`;
@@ -91,7 +94,8 @@ describe('the demo page replays a recorded day', () => {
       .poll(
         async () => {
           const f = await priceFeed();
-          return f ? Number(f.to) - Number(f.from) : 0;
+          // In seconds: `HHMMSS` as numbers jumps by 41 at a minute's end (100059 → 100100).
+          return f ? seconds(f.to) - seconds(f.from) : 0;
         },
         { timeout: 20_000, interval: 500 },
       )

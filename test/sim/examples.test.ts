@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays } from '../../src/market/calendar.js';
 import { startSim, type Running } from './helpers.js';
 import { declaredOf, shapeDiff } from './shape.js';
 
@@ -31,10 +32,10 @@ afterAll(() => s.stop());
 function rewrite(path: string): string {
   let p = path;
   for (const [from, to] of Object.entries(substitutes)) p = p.replace(`/${from}/`, `/${to}/`);
-  // Contracts listed this year have no 2022 history: ask for the last weeks instead.
+  // Contracts listed this year have no 2022 history: ask for the last 30 days instead (by the calendar: in January, YYYYMMDD − 100 is month 00).
   if (p.includes('/derivative/') && p.includes('/history')) {
     const to = s.sim.market.lastCompleteDay();
-    p = p.replace(/inqStrtDd=\d{8}&inqEndDd=\d{8}/, `inqStrtDd=${String(Number(to) - 100)}&inqEndDd=${to}`);
+    p = p.replace(/inqStrtDd=\d{8}&inqEndDd=\d{8}/, `inqStrtDd=${addDays(to, -30)}&inqEndDd=${to}`);
   }
   return p;
 }
