@@ -2,7 +2,9 @@
 // symbols on two markets, 30% changing every second) and 1, 2, then 3 bridge processes joined through Redis, each
 // with one client on both markets' whole `quote` lists. Over a window, Redis's own counters give the bytes it
 // received and sent, its commands, its memory and its CPU (and the time of each fenced batch write, the `EVALSHA` that
-// writes a feed's batch to the shared state and publishes it); the stand-in counts the changes served.
+// writes a poll round's batches to the shared state and publishes them); the stand-in counts the changes served. A
+// light client beside each (25 codes of each market, as in the end-to-end scenario) counts the frames with patches it
+// gets a second, and the share of them that carry both markets' patches: one a poll round when a round arrives whole.
 // Run: node --import tsx bench/redis-traffic.ts [windowSeconds]   (needs redis-server on the PATH)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -49,18 +51,35 @@ const evalsha = async (): Promise<{ calls: number; usec: number }> => {
   return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
 };
 
-/** A client on both markets' whole quote lists; resolves once both are subscribed. */
-function watch(wsUrl: string): Promise<WebSocket> {
+/** What a client received: frames carrying patches, those among them that carry both markets', and codes seen by market. */
+interface Received {
+  patchFrames: number;
+  bothFrames: number;
+  readonly codes: Record<string, Set<string>>;
+}
+
+/** A client of `codes` (`*`: the whole list) of both markets' quote; resolves once both are subscribed. */
+function watch(wsUrl: string, codes: Record<string, string[]> = { kospi: ['*'], kosdaq: ['*'] }): Promise<{ ws: WebSocket; got: Received }> {
   const ws = new WebSocket(wsUrl);
+  const got: Received = { patchFrames: 0, bothFrames: 0, codes: { kospi: new Set(), kosdaq: new Set() } };
   return new Promise((resolve, reject) => {
     let owed = 2;
     ws.on('error', reject);
     ws.on('open', () => {
-      for (const market of ['kospi', 'kosdaq']) ws.send(JSON.stringify({ op: 'subscribe', channel: 'quote', market, codes: ['*'] }));
+      for (const market of ['kospi', 'kosdaq']) ws.send(JSON.stringify({ op: 'subscribe', channel: 'quote', market, codes: codes[market] }));
     });
     ws.on('message', (d: Buffer) => {
-      const v = JSON.parse(d.toString()) as { type?: string } | { type?: string }[];
-      for (const m of Array.isArray(v) ? v : [v]) if (m.type === 'subscribed' && --owed === 0) resolve(ws);
+      const v = JSON.parse(d.toString()) as { type?: string; topic?: string } | { type?: string; topic?: string }[];
+      const markets = new Set<string>();
+      for (const m of Array.isArray(v) ? v : [v]) {
+        if (m.type === 'subscribed' && --owed === 0) resolve({ ws, got });
+        if (m.type !== 'patch' && m.type !== 'snapshot') continue;
+        const [, market, code] = m.topic!.split('.');
+        got.codes[market!]?.add(code!);
+        if (m.type === 'patch') markets.add(market!);
+      }
+      if (markets.size > 0) got.patchFrames++;
+      if (markets.size > 1) got.bothFrames++;
     });
   });
 }
@@ -80,14 +99,26 @@ for (const processes of [1, 2, 3]) {
   for (const c of configs) bridges.push(await createBridge(c));
   for (const b of bridges) clients.push(await watch(b.address.wsUrl));
   standIn.go();
-  await sleep(4_000);
+  // The cluster's first poll waits for its lease (a whole period on a fresh Redis).
+  for (let i = 0; Object.values(clients[0]!.got.codes).some((c) => c.size < 25); i++) {
+    if (i > 300) throw new Error('no rows of both markets within 30 s');
+    await sleep(100);
+  }
+  // Beside each whole-list client, one like the end-to-end scenario's: 25 codes of each market.
+  const some = Object.fromEntries(Object.entries(clients[0]!.got.codes).map(([m, set]) => [m, [...set].sort().slice(0, 25)]));
+  const light = [];
+  for (const b of bridges) light.push(await watch(b.address.wsUrl, some));
+  await sleep(2_000);
   await redis.configResetStat();
   const cpu0 = await info();
   const c0 = standIn.counters();
+  const r0 = light.map((c) => ({ ...c.got }));
   const t0 = performance.now();
   await sleep(WINDOW_S * 1_000);
   const s = await info();
   const scripts = await evalsha();
+  const frames = light.reduce((n, c, i) => n + c.got.patchFrames - r0[i]!.patchFrames, 0);
+  const both = light.reduce((n, c, i) => n + c.got.bothFrames - r0[i]!.bothFrames, 0);
   const cpuS = s.used_cpu_sys! + s.used_cpu_user! - cpu0.used_cpu_sys! - cpu0.used_cpu_user!;
   const seconds = (performance.now() - t0) / 1000;
   const changes = standIn.counters().served - c0.served;
@@ -103,14 +134,19 @@ for (const processes of [1, 2, 3]) {
       (cpuS / seconds).toFixed(3),
       ((cpuS * 1e6) / changes).toFixed(1),
       (scripts.usec / Math.max(1, scripts.calls) / 1000).toFixed(2),
+      (scripts.calls / seconds).toFixed(2),
+      (frames / light.length / seconds).toFixed(2),
+      ((100 * both) / Math.max(1, frames)).toFixed(0),
     ].join('\t'),
   );
-  for (const ws of clients) ws.terminate();
+  for (const { ws } of [...clients, ...light]) ws.terminate();
   await Promise.all(bridges.map((b) => b.stop()));
   await standIn.close();
   rmSync(dir, { recursive: true, force: true });
 }
-console.log('processes\tchanges/s\tin B/change\tout B/change\tMiB/s total\tcommands/s\tused MiB\tRedis CPU cores\tRedis CPU µs/change\tEVALSHA ms/call');
+console.log(
+  'processes\tchanges/s\tin B/change\tout B/change\tMiB/s total\tcommands/s\tused MiB\tRedis CPU cores\tRedis CPU µs/change\tEVALSHA ms/call\tEVALSHA/s\tlight client: patch frames/s\tframes with both markets %',
+);
 for (const r of rows) console.log(r);
 await redis.close();
 redisProc.kill();

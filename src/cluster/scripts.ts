@@ -98,29 +98,41 @@ return 0
 );
 
 /**
- * Fenced write of one batch. KEYS: lease, gen, epoch, state hash, stream.
- * ARGV: owner, gen, epoch, stream maxlen, events channel, ts, frames
- * (newline-joined), n, then per change: code, seq, hash value, frame.
- * Refused (`fenced`/`epoch`) unless the caller holds the lease under the
- * current generation and epoch; else stores each row and seq, appends each
- * frame to the capped stream, and publishes the batch with the stream ids
- * before and after it. Returns `ok`.
+ * Fenced write of one poll round: the batches of one or more feeds.
+ * KEYS: lease, gen, epoch, then per feed its state hash and stream.
+ * ARGV: owner, gen, epoch, stream maxlen, number of feeds, then per feed:
+ * events channel, ts, frames (newline-joined), n, and per change: code,
+ * seq, hash value, frame. Refused (`fenced`/`epoch`) unless the caller
+ * holds the lease under the current generation and epoch; else stores
+ * each row and seq, appends each frame to its feed's capped stream, and
+ * only then publishes each feed's batch with the stream ids before and
+ * after it, one message per feed as before, one right after the other:
+ * Redis sends them to a subscriber in one write, so every process gets
+ * the round's batches together. Returns `ok`.
  */
 export const WRITE_BATCH = new Script(
   'write_batch',
   `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('GET', KEYS[2]) ~= ARGV[2] then return 'fenced' end
 if redis.call('GET', KEYS[3]) ~= ARGV[3] then return 'epoch' end
-local n = tonumber(ARGV[8])
-local prev = redis.call('HGET', KEYS[4], '~id') or '0-0'
-local last = prev
-for i = 0, n - 1 do
-  local b = 9 + i * 4
-  redis.call('HSET', KEYS[4], ARGV[b], ARGV[b + 2])
-  last = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'c', ARGV[b], 's', ARGV[b + 1], 'f', ARGV[b + 3])
+local feeds = tonumber(ARGV[5])
+local a = 6
+local out = {}
+for f = 1, feeds do
+  local state, log = KEYS[2 + 2 * f], KEYS[3 + 2 * f]
+  local n = tonumber(ARGV[a + 3])
+  local prev = redis.call('HGET', state, '~id') or '0-0'
+  local last = prev
+  for i = 0, n - 1 do
+    local b = a + 4 + i * 4
+    redis.call('HSET', state, ARGV[b], ARGV[b + 2])
+    last = redis.call('XADD', log, 'MAXLEN', '~', ARGV[4], '*', 'c', ARGV[b], 's', ARGV[b + 1], 'f', ARGV[b + 3])
+  end
+  redis.call('HSET', state, '~id', last)
+  out[f] = {ARGV[a], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[a + 1] .. ' ' .. prev .. ' ' .. last .. '\\n' .. ARGV[a + 2]}
+  a = a + 4 + n * 4
 end
-redis.call('HSET', KEYS[4], '~id', last)
-redis.call('PUBLISH', ARGV[5], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[6] .. ' ' .. prev .. ' ' .. last .. '\\n' .. ARGV[7])
+for f = 1, feeds do redis.call('PUBLISH', out[f][1], out[f][2]) end
 return 'ok'
 `,
 );

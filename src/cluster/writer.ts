@@ -45,26 +45,42 @@ export class LeaderWriter implements BusWriter {
 
   /** Writes a batch (rows, seqs, stream, publish) in one fenced script; not awaited by the poller. */
   writeBatch(batch: ChangeBatch): void {
+    this.writeRound([batch]);
+  }
+
+  /**
+   * Writes the batches of one poll round (one per feed) in one fenced
+   * script, which publishes them one right after the other once all are
+   * stored; not awaited by the poller.
+   */
+  writeRound(batches: readonly ChangeBatch[]): void {
     const o = this.opts;
+    if (batches.length === 0) return;
     const gen = o.lease.gen;
+    const feeds = batches.map((b) => feedOf(b.channel, b.market)).join(',');
     if (gen === undefined || !o.canWrite()) {
-      o.metrics.writes.inc({ kind: 'batch', outcome: 'dropped' });
-      if (gen !== undefined) o.onDiverged('batch dropped while not writable');
+      o.metrics.writes.inc({ kind: 'batch', outcome: 'dropped' }, batches.length);
+      if (gen !== undefined) o.onDiverged(`${batches.length === 1 ? 'batch' : 'round'} dropped while not writable`);
       return;
     }
-    const feed = feedOf(batch.channel, batch.market);
-    const frames: string[] = [];
-    const args = [o.node, String(gen), o.epoch(), String(o.streamMaxLen), o.keys.events(feed), String(batch.ts), '', String(batch.events.length)];
-    for (const ev of batch.events) {
-      frames.push(ev.frame);
-      // The store's events carry their checksum; one from elsewhere is computed.
-      args.push(ev.code, String(ev.seq), encodeEntry({ row: ev.row, seq: ev.seq, ts: batch.ts, crc: ev.crc ?? rowChecksum(ev.row) }), ev.frame);
+    const keys = [o.keys.lease, o.keys.gen, o.keys.epoch];
+    const args = [o.node, String(gen), o.epoch(), String(o.streamMaxLen), String(batches.length)];
+    for (const batch of batches) {
+      const feed = feedOf(batch.channel, batch.market);
+      keys.push(o.keys.state(feed), o.keys.log(feed));
+      const frames: string[] = [];
+      const at = args.length + 2;
+      args.push(o.keys.events(feed), String(batch.ts), '', String(batch.events.length));
+      for (const ev of batch.events) {
+        frames.push(ev.frame);
+        // The store's events carry their checksum; one from elsewhere is computed.
+        args.push(ev.code, String(ev.seq), encodeEntry({ row: ev.row, seq: ev.seq, ts: batch.ts, crc: ev.crc ?? rowChecksum(ev.row) }), ev.frame);
+      }
+      args[at] = frames.join('\n');
     }
-    args[6] = frames.join('\n');
-    const keys = [o.keys.lease, o.keys.gen, o.keys.epoch, o.keys.state(feed), o.keys.log(feed)];
     WRITE_BATCH.run<string>(o.redis, keys, args).then(
-      (r) => this.settled('batch', r, feed),
-      (err: unknown) => this.failed('batch', err, feed),
+      (r) => this.settled('batch', r, feeds, batches.length),
+      (err: unknown) => this.failed('batch', err, feeds, batches.length),
     );
   }
 
@@ -81,15 +97,16 @@ export class LeaderWriter implements BusWriter {
     );
   }
 
-  private settled(kind: 'batch' | 'status', r: string, feed: string): void {
-    this.opts.metrics.writes.inc({ kind, outcome: r === 'ok' || r === 'fenced' || r === 'epoch' ? r : 'error' });
+  /** A write's reply; `count` writes (a round's batches) counted. */
+  private settled(kind: 'batch' | 'status', r: string, feed: string, count = 1): void {
+    this.opts.metrics.writes.inc({ kind, outcome: r === 'ok' || r === 'fenced' || r === 'epoch' ? r : 'error' }, count);
     if (r === 'ok') return;
     if (r === 'fenced') this.opts.onFenced(`${kind} write of ${feed} fenced: another process holds the lease`);
     else this.opts.onDiverged(`${kind} write of ${feed} refused (${r})`);
   }
 
-  private failed(kind: 'batch' | 'status', err: unknown, feed: string): void {
-    this.opts.metrics.writes.inc({ kind, outcome: 'error' });
+  private failed(kind: 'batch' | 'status', err: unknown, feed: string, count = 1): void {
+    this.opts.metrics.writes.inc({ kind, outcome: 'error' }, count);
     this.opts.logger.warn({ feed, err: (err as Error).message }, `${kind} write failed`);
     if (kind === 'batch') this.opts.onDiverged(`batch write of ${feed} failed`);
   }

@@ -49,7 +49,7 @@ export const SETTINGS = {
   IDLE_GRACE_MS: { schema: int(0, 600_000).default(5000), text: 'How long a feed keeps polling after its last subscriber leaves, ms.' },
   ROUND_HOLD_MS: {
     schema: int(0, 30_000).default(50),
-    text: 'Longest the changes of a feed wait for the other feeds polled at the same instant, so that a client of several feeds gets them in one write, ms (at most half of `POLL_BASE_MS`, else the start is refused); `0`: each feed’s changes go out as they come. No wait in cluster mode, where each feed’s changes travel on their own.',
+    text: 'Longest the changes of a feed wait for the other feeds polled at the same instant, so that a client of several feeds gets them in one write, ms (at most half of `POLL_BASE_MS`, else the start is refused); `0`: each feed’s changes go out as they come. In cluster mode the leader waits the same way, and writes the round to Redis in one script that publishes its feeds together.',
   },
   BUDGET_RESERVE: {
     schema: z.coerce.number().min(0).max(0.9).default(0.1),

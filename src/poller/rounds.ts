@@ -12,8 +12,10 @@ import type { ChangeBatch } from '../state/store.js';
  * passed since the first held), and the round publishes all of them
  * through `Bus.publishAll`, in the order they were held. The gateway then
  * writes a client of several feeds once per round instead of once per
- * feed. On a bus that delivers such batches one by one (a cluster's), the
- * grid stays and the wait goes: every cycle publishes as it settles. A
+ * feed; a cluster's bus writes them to Redis in one script and every
+ * process delivers them together. On a bus that would deliver them one by
+ * one (`mergesRounds` false) the grid stays and the wait goes: every cycle
+ * publishes as it settles. A
  * client that subscribes meanwhile may get a snapshot at a seq whose patch
  * follows; the protocol has clients ignore such a duplicate.
  * See docs/OPERATIONS.md §5.3.

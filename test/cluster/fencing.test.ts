@@ -40,7 +40,7 @@ describe('lease and fencing on Redis', () => {
     WRITE_BATCH.run<string>(
       db.redis,
       [k.lease, k.gen, k.epoch, k.state('quote.kospi'), k.log('quote.kospi')],
-      [owner, String(gen), 'E', '100', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame'],
+      [owner, String(gen), 'E', '100', '1', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame'],
     );
 
   it('loads every script under the SHA1 it runs it by', async () => {
@@ -75,6 +75,46 @@ describe('lease and fencing on Redis', () => {
     expect(await write('B', b2[1]!, 'W')).toBe('epoch');
     await db.redis.set(k.epoch, 'E');
     expect(await db.redis.xLen(k.log('quote.kospi'))).toBe(2);
+  });
+
+  it('writes a round of two feeds in one script, which publishes each feed’s message in order; fenced, neither', async () => {
+    await db.redis.set(k.epoch, 'E');
+    await until(async () => (await db.redis.exists(k.lease)) === 0, 3000, 'the lease to expire');
+    const [ok, gen] = await acquire('R');
+    expect(ok).toBe(1);
+    const feeds = ['quote.kospi', 'quote.kosdaq'];
+    const round = (owner: string, code: string) =>
+      WRITE_BATCH.run<string>(
+        db.redis,
+        [k.lease, k.gen, k.epoch, ...feeds.flatMap((f) => [k.state(f), k.log(f)])],
+        [owner, String(gen), 'E', '100', '2', ...feeds.flatMap((f) => [k.events(f), '7', `frame-${f}`, '1', code, '9', `9 7 1 {"f":"${f}"}`, `frame-${f}`])],
+      );
+    const sub = db.redis.duplicate();
+    sub.on('error', () => undefined);
+    await sub.connect();
+    const heard: { ch: string; msg: string }[] = [];
+    await sub.subscribe(
+      feeds.map((f) => k.events(f)),
+      (msg, ch) => void heard.push({ ch, msg }),
+    );
+    try {
+      expect(await round('R', 'Q')).toBe('ok');
+      await until(() => heard.length === 2, 2000, 'both messages');
+      expect(heard.map((h) => h.ch)).toEqual(feeds.map((f) => k.events(f)));
+      for (const [i, f] of feeds.entries()) {
+        const [head, frame] = heard[i]!.msg.split('\n');
+        expect(head).toMatch(new RegExp(`^${gen} E 7 \\S+ \\S+$`));
+        expect(frame).toBe(`frame-${f}`);
+        expect(await db.redis.hGet(k.state(f), 'Q')).toBe(`9 7 1 {"f":"${f}"}`);
+        expect(head!.split(' ')[4]).toBe(await db.redis.hGet(k.state(f), '~id'));
+      }
+      expect(await round('not-R', 'P')).toBe('fenced');
+      for (const f of feeds) expect(await db.redis.hGet(k.state(f), 'P')).toBeNull();
+      expect(heard).toHaveLength(2);
+    } finally {
+      await sub.close();
+      await db.redis.del([k.lease]);
+    }
   });
 
   it('keeps generations rising after Redis lost its data', async () => {

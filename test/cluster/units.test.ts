@@ -18,7 +18,9 @@ import { LeaseState } from '../../src/cluster/lease.js';
 import { DEGRADED_REASON, FeedStates } from '../../src/cluster/statuses.js';
 import { demandDelta, sameWant, unionOf } from '../../src/cluster/union.js';
 import type { FeedStatus } from '../../src/bus/bus.js';
-import { StateStore } from '../../src/state/store.js';
+import { StateStore, type ChangeBatch } from '../../src/state/store.js';
+import { Change } from '../../src/state/change.js';
+import { ClusterBus } from '../../src/cluster/bus.js';
 
 /** Pure parts of cluster mode: the lease rules on a fake clock, demand union, fencing of messages, formats, the mirror. */
 
@@ -282,5 +284,62 @@ describe('feed states with the backplane’s health', () => {
     expect(out[15]).toEqual({ ...live, ts: 3 });
     expect(st.current()).toEqual([{ ...live, ts: 3 }]);
     expect(st.degraded).toBe(false);
+  });
+});
+
+describe('a cluster process’s bus', () => {
+  const batch = (market: 'kospi' | 'kosdaq', seq = 1): ChangeBatch => {
+    const topic = `quote.${market}.005930`;
+    return { channel: 'quote', market, ts: seq, events: [new Change(topic, '005930', seq, 'patch', `{"topic":"${topic}"}`, { isuSrtCd: '005930' }, 0)] };
+  };
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+  /** A bus whose deliveries are listed as they reach its subscribers: batches by market, `|` after each `settled`. */
+  function listening(): { bus: ClusterBus; seen: string[]; written: string[][] } {
+    const written: string[][] = [];
+    const bus = new ClusterBus({ writeRound: (bs) => written.push(bs.map((b) => b.market)), writeStatus: () => undefined });
+    const seen: string[] = [];
+    bus.subscribe('batch', (b) => seen.push(b.market));
+    bus.subscribe('settled', () => seen.push('|'));
+    bus.subscribe('status', (s) => seen.push(`status ${s.market}`));
+    return { bus, seen, written };
+  }
+
+  it('writes a round’s non-empty batches in one write', () => {
+    const { bus, written } = listening();
+    bus.publishAll([batch('kospi'), { ...batch('kosdaq'), events: [] }, batch('kosdaq')]);
+    bus.publishAll([{ ...batch('kospi'), events: [] }]);
+    bus.publish(batch('kospi', 2));
+    expect(written).toEqual([['kospi', 'kosdaq'], ['kospi']]);
+  });
+
+  it('delivers the batches received in one turn, or in the turn after, as one round', async () => {
+    const { bus, seen } = listening();
+    bus.deliver(batch('kospi'));
+    bus.deliver(batch('kosdaq'));
+    expect(seen).toEqual([]);
+    await turn();
+    await turn();
+    await turn();
+    expect(seen).toEqual(['kospi', 'kosdaq', '|']);
+    // The second message of a round read a turn later (a large first one took its own reads).
+    bus.deliver(batch('kospi', 2));
+    await turn();
+    bus.deliver(batch('kosdaq', 2));
+    for (let i = 0; i < 4; i++) await turn();
+    expect(seen).toEqual(['kospi', 'kosdaq', '|', 'kospi', 'kosdaq', '|']);
+  });
+
+  it('does not hold batches for long under a steady stream, and delivers them before a later status', async () => {
+    const { bus, seen } = listening();
+    for (let i = 0; i < 10; i++) {
+      bus.deliver(batch('kospi', i + 1));
+      await turn();
+    }
+    // At most MAX_TURNS + 1 turns held: ten batches over ten turns are not one delivery.
+    expect(seen.filter((s) => s === '|').length).toBeGreaterThanOrEqual(1);
+    bus.deliver(batch('kosdaq'));
+    bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'stale', intervalMs: 1000, ts: 1 });
+    expect(seen.slice(-3)).toEqual(['kosdaq', '|', 'status kosdaq']);
+    await bus.close();
   });
 });

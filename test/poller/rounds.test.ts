@@ -126,19 +126,18 @@ describe('Rounds', () => {
     expect(rounds.size).toBe(0);
   });
 
-  it('does not wait on a bus that delivers the batches of a round one by one (a cluster’s)', () => {
-    const written: string[] = [];
-    const cluster = new ClusterBus({ writeBatch: (b) => written.push(b.market), writeStatus: () => {} });
+  it('on a cluster’s bus, holds the round as on the local one and writes its batches in one write', () => {
+    const written: string[][] = [];
+    const cluster = new ClusterBus({ writeRound: (bs) => written.push(bs.map((b) => b.market)), writeStatus: () => {} });
     const rounds = new Rounds({ bus: cluster, logger: silentLogger(), baseMs: BASE, holdMs: 50, origin: ORIGIN });
     const a = rounds.join(ORIGIN);
     const b = rounds.join(ORIGIN + 2);
     a.hold([batch('kospi')], () => {});
-    // The other cycle of the round has not settled: on the local bus this would wait up to 50 ms.
-    expect(written).toEqual(['kospi']);
+    // The other cycle of the round has not settled: nothing is written yet.
+    expect(written).toEqual([]);
     b.hold([batch('kosdaq')], () => {});
-    expect(written).toEqual(['kospi', 'kosdaq']);
+    expect(written).toEqual([['kospi', 'kosdaq']]);
     expect(rounds.size).toBe(0);
-    // The grid is the same: the next start is still on it.
     expect(rounds.next(ORIGIN + 3, BASE)).toBe(ORIGIN + BASE);
   });
 
