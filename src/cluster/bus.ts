@@ -33,6 +33,8 @@ export class ClusterBus implements Bus {
   /** How many batches were held at the last check, and the checks made since the first was held. */
   private seen = 0;
   private turns = 0;
+  /** Whether a check is pending (one at a time, whatever delivered the held batches meanwhile). */
+  private checking = false;
   /**
    * Runs after each turn of the event loop while batches are held: once a
    * turn brought no further batch (or after `MAX_TURNS` turns), delivers
@@ -46,6 +48,7 @@ export class ClusterBus implements Bus {
       setImmediate(this.check);
       return;
     }
+    this.checking = false;
     this.flush();
   };
 
@@ -75,7 +78,11 @@ export class ClusterBus implements Bus {
    */
   deliver(batch: ChangeBatch): void {
     if (batch.events.length === 0) return;
-    if (this.held.push(batch) === 1) setImmediate(this.check);
+    this.held.push(batch);
+    if (!this.checking) {
+      this.checking = true;
+      setImmediate(this.check);
+    }
   }
 
   /** Delivers what is held now. */

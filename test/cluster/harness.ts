@@ -11,7 +11,7 @@ import { Simulator } from '../../src/sim/index.js';
 import { endpoint } from '../../src/upstream/catalogue.js';
 import { normaliseBody, type Row } from '../../src/upstream/normalise.js';
 import { renderPath } from '../../src/upstream/paths.js';
-import { sleep, until } from '../bridge/helpers.js';
+import { TestClient, sleep, until } from '../bridge/helpers.js';
 
 /**
  * Test bed of the cluster tests: one simulator in the test process, bridge
@@ -201,6 +201,75 @@ export async function leaderOf(members: readonly BridgeProc[], timeoutMs = 15_00
     if (Date.now() > end) throw new Error(`no single leader: ${polling.length} polling`);
     await sleep(100);
   }
+}
+
+/** A test file's cluster: a simulator, the bundled CLI, a key prefix of its own, and the members and clients it started. */
+export interface ClusterBed {
+  readonly prefix: string;
+  /** The simulator and its URL, the bundle's path (set once the file's `beforeAll` ran). */
+  readonly sim: Simulator;
+  readonly simUrl: string;
+  readonly cli: string;
+  /** Members started through `spawn`, in order. */
+  readonly members: BridgeProc[];
+  /** Starts a member joined to the cluster (`clusterEnv` plus `extra`); stopped after the file's tests. */
+  spawn(name: string, extra?: Record<string, string>): Promise<BridgeProc>;
+  /** A client of `m`, welcomed; closed after the file's tests. */
+  client(m: BridgeProc): Promise<TestClient>;
+}
+
+/**
+ * Registers the hooks of a test file that runs bridge processes joined by
+ * the shared Redis: starts the simulator and bundles the CLI before its
+ * tests; after them closes its clients, stops its members and the
+ * simulator, deletes its keys and the bundle. Call at the top of a
+ * `describe`.
+ */
+export function clusterBed(): ClusterBed {
+  const prefix = uniquePrefix();
+  const members: BridgeProc[] = [];
+  const clients: TestClient[] = [];
+  let started: { sim: Simulator; url: string } | undefined;
+  let bundle: { path: string; remove: () => void } | undefined;
+  beforeAll(async () => {
+    started = await startSim();
+    bundle = await bundleCli();
+  }, 60_000);
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await Promise.all(members.map((m) => stopBridge(m)));
+    await started?.sim.stop();
+    await dropPrefix(REDIS_URL, prefix);
+    bundle?.remove();
+  }, 30_000);
+  const ready = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('clusterBed: the simulator and the bundle start in beforeAll');
+    return v;
+  };
+  const bed: ClusterBed = {
+    prefix,
+    members,
+    get sim() {
+      return ready(started).sim;
+    },
+    get simUrl() {
+      return ready(started).url;
+    },
+    get cli() {
+      return ready(bundle).path;
+    },
+    spawn: async (name, extra = {}) => {
+      const m = await spawnBridge(bed.cli, name, clusterEnv(bed.simUrl, REDIS_URL, prefix, extra));
+      members.push(m);
+      return m;
+    },
+    client: async (m) => {
+      const c = new TestClient(m.wsUrl);
+      clients.push(c);
+      return c.ready();
+    },
+  };
+  return bed;
 }
 
 /** A free TCP port on 127.0.0.1. */

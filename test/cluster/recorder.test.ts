@@ -1,12 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { kstDate } from '../../src/market/calendar.js';
 import { readDay } from '../../src/recorder/reader.js';
-import type { Simulator } from '../../src/sim/index.js';
-import { TestClient, until } from '../bridge/helpers.js';
-import { REDIS_URL, bundleCli, clusterEnv, dropPrefix, leaderOf, spawnBridge, startSim, stopBridge, uniquePrefix, type BridgeProc } from './harness.js';
+import { until, type TestClient } from '../bridge/helpers.js';
+import { clusterBed, leaderOf, stopBridge, type BridgeProc } from './harness.js';
 
 /**
  * The recorder in a cluster: every process receives every change, but only
@@ -24,38 +23,24 @@ async function recorded(dataDir: string): Promise<number[]> {
 }
 
 describe('recording in a cluster', () => {
-  let sim: Simulator;
-  let cli: { path: string; remove: () => void };
-  const prefix = uniquePrefix();
-  const members: BridgeProc[] = [];
+  const bed = clusterBed();
+  const members = bed.members;
   const dirs = new Map<BridgeProc, string>();
   const clients: TestClient[] = [];
 
   beforeAll(async () => {
-    const started = await startSim();
-    sim = started.sim;
-    cli = await bundleCli();
     for (const n of ['a', 'b']) {
       const dir = mkdtempSync(join(tmpdir(), `krx-cluster-rec-${n}-`));
-      const m = await spawnBridge(cli.path, n, clusterEnv(started.url, REDIS_URL, prefix, { LEASE_MS: String(LEASE_MS), RECORD: 'on', DATA_DIR: dir }));
-      members.push(m);
-      dirs.set(m, dir);
+      dirs.set(await bed.spawn(n, { LEASE_MS: String(LEASE_MS), RECORD: 'on', DATA_DIR: dir }), dir);
     }
   }, 60_000);
-  afterAll(async () => {
-    for (const c of clients) c.close();
-    await Promise.all(members.map((m) => stopBridge(m)));
-    await sim?.stop();
-    await dropPrefix(REDIS_URL, prefix);
-    cli?.remove();
-  }, 30_000);
 
   it('only the lease holder records; the next one records once it holds the lease', async () => {
     const leader = await leaderOf(members);
     const follower = members.find((m) => m !== leader)!;
     // Subscribed on both, so both processes' gateways get every change.
     for (const m of members) {
-      const c = await new TestClient(m.wsUrl).ready();
+      const c = await bed.client(m);
       clients.push(c);
       await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: ['005930', '000660'] });
     }

@@ -1,19 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/sim/index.js';
-import { TestClient, sleep } from '../bridge/helpers.js';
-import {
-  REDIS_URL,
-  bundleCli,
-  clusterEnv,
-  dropPrefix,
-  leaderOf,
-  spawnBridge,
-  startSim,
-  stopBridge,
-  truthAt,
-  uniquePrefix,
-  type BridgeProc,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { sleep, type TestClient } from '../bridge/helpers.js';
+import { clusterBed, leaderOf, truthAt } from './harness.js';
 
 /**
  * Two bridge processes joined by Redis: a client of both markets gets each
@@ -26,24 +13,8 @@ import {
 const CODES = 30;
 
 describe('cluster poll rounds', () => {
-  let sim: Simulator;
-  let simUrl: string;
-  let cli: { path: string; remove: () => void };
-  const prefix = uniquePrefix();
-  const procs: BridgeProc[] = [];
+  const bed = clusterBed();
   const clients: TestClient[] = [];
-
-  beforeAll(async () => {
-    ({ sim, url: simUrl } = await startSim());
-    cli = await bundleCli();
-  }, 60_000);
-  afterAll(async () => {
-    for (const c of clients) c.close();
-    await Promise.all(procs.map((p) => stopBridge(p)));
-    await sim?.stop();
-    await dropPrefix(REDIS_URL, prefix);
-    cli?.remove();
-  }, 30_000);
 
   /** The markets whose patches each frame of `c` from `from` on carries (frames without a patch left out). */
   function patchFrames(c: TestClient, from: number): string[][] {
@@ -55,11 +26,11 @@ describe('cluster poll rounds', () => {
   }
 
   it('writes a client of both markets once a round, on the leader and on a follower', async () => {
-    const kospi = [...(await truthAt(simUrl, 'v2.multiquote.lists', { marketcode: 'kospi' })).keys()].slice(0, CODES);
-    const kosdaq = [...(await truthAt(simUrl, 'v3.realtime.multiquote.lists', { marketcode: 'kosdaq' })).keys()].slice(0, CODES);
-    for (const name of ['a', 'b']) procs.push(await spawnBridge(cli.path, name, clusterEnv(simUrl, REDIS_URL, prefix)));
+    const kospi = [...(await truthAt(bed.simUrl, 'v2.multiquote.lists', { marketcode: 'kospi' })).keys()].slice(0, CODES);
+    const kosdaq = [...(await truthAt(bed.simUrl, 'v3.realtime.multiquote.lists', { marketcode: 'kosdaq' })).keys()].slice(0, CODES);
+    const procs = [await bed.spawn('a'), await bed.spawn('b')];
     for (const p of procs) {
-      const c = await new TestClient(p.wsUrl).ready();
+      const c = await bed.client(p);
       await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: kospi });
       await c.request({ op: 'subscribe', channel: 'quote', market: 'kosdaq', codes: kosdaq });
       clients.push(c);
@@ -71,7 +42,7 @@ describe('cluster poll rounds', () => {
     const start = Date.now();
     await sleep(6000);
     // The rounds polled in the window: KOSPI's whole-list calls (its feed polls one call a cycle).
-    const rounds = sim.stats.callTimes('v2.multiquote.lists').filter((t) => t >= start).length;
+    const rounds = bed.sim.stats.callTimes('v2.multiquote.lists').filter((t) => t >= start).length;
     for (const [i, c] of clients.entries()) {
       const frames = patchFrames(c, from[i]!);
       const both = frames.filter((m) => m.length === 2).length;

@@ -1,11 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadState } from '../../src/persist/load.js';
-import type { Simulator } from '../../src/sim/index.js';
-import { TestClient, until } from '../bridge/helpers.js';
-import { REDIS_URL, bundleCli, clusterEnv, dropPrefix, leaderOf, spawnBridge, startSim, stopBridge, uniquePrefix, type BridgeProc } from './harness.js';
+import { until } from '../bridge/helpers.js';
+import { clusterBed, leaderOf, type BridgeProc } from './harness.js';
 
 /**
  * The state files in cluster mode: Redis holds the shared state, and the
@@ -17,34 +16,19 @@ import { REDIS_URL, bundleCli, clusterEnv, dropPrefix, leaderOf, spawnBridge, st
 const CODES = ['005930', '000660'];
 
 describe('cluster state files', () => {
-  let sim: Simulator;
-  let simUrl: string;
-  let cli: { path: string; remove: () => void };
-  const prefix = uniquePrefix();
-  const procs: BridgeProc[] = [];
+  const bed = clusterBed();
   const dirs = new Map<string, string>();
-
-  beforeAll(async () => {
-    ({ sim, url: simUrl } = await startSim());
-    cli = await bundleCli();
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all(procs.map((p) => stopBridge(p)));
-    await sim?.stop();
-    await dropPrefix(REDIS_URL, prefix);
-    cli?.remove();
-  }, 30_000);
 
   it('the leader writes the local store to its state files; a follower does not', async () => {
     for (const name of ['a', 'b']) {
       const dir = mkdtempSync(join(tmpdir(), `krx-cluster-state-${name}-`));
       dirs.set(name, dir);
-      procs.push(await spawnBridge(cli.path, name, clusterEnv(simUrl, REDIS_URL, prefix, { STATE: 'on', DATA_DIR: dir })));
+      await bed.spawn(name, { STATE: 'on', DATA_DIR: dir });
     }
-    const leader = await leaderOf(procs);
-    const follower = procs.find((p) => p !== leader)!;
+    const leader = await leaderOf(bed.members);
+    const follower = bed.members.find((p) => p !== leader)!;
     // The subscriber is on the follower: the leader polls for it, and its local store mirrors what it polls.
-    const c = await new TestClient(follower.wsUrl).ready();
+    const c = await bed.client(follower);
     await c.request({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: CODES });
     await until(() => c.ofType('snapshot').length >= CODES.length, 15_000, 'snapshots on the follower');
     const stateOf = (p: BridgeProc) => loadState(join(dirs.get(p.name)!, 'state'));

@@ -340,6 +340,10 @@ describe('a cluster process’s bus', () => {
     bus.deliver(batch('kosdaq'));
     bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'stale', intervalMs: 1000, ts: 1 });
     expect(seen.slice(-3)).toEqual(['kosdaq', '|', 'status kosdaq']);
+    // A batch right after the status (the check scheduled before it still pending) is delivered once.
+    bus.deliver(batch('kospi', 20));
+    for (let i = 0; i < 6; i++) await turn();
+    expect(seen.slice(-3)).toEqual(['status kosdaq', 'kospi', '|']);
     await bus.close();
   });
 });
