@@ -347,7 +347,8 @@ export class Feed {
     const ticket = this.ticket;
     this.ticket = undefined;
     const applyMs: number[] = [];
-    const batches = usable.map((u) => this.apply(u.rows, u.ts, u.delta, applyMs));
+    // Applied to the store when published: in a round, once the round is complete.
+    const make = (): ChangeBatch[] => usable.map((u) => this.apply(u.rows, u.ts, u.delta, applyMs));
     const after = (publishMs: number): void => {
       const m = this.ctx.metrics;
       if (m === undefined) return;
@@ -355,10 +356,10 @@ export class Feed {
       m.cycleTime.observe({ feed: this.key }, (this.ctx.clock.now() - started) / 1000);
     };
     // Only a cycle that succeeded waits for its round: a failing one's rows go out before its `stale` status.
-    if (ok && ticket !== undefined) ticket.hold(batches, after);
+    if (ok && ticket !== undefined) ticket.hold(make, after);
     else {
       ticket?.leave();
-      this.ctx.rounds.publishNow(batches, after);
+      this.ctx.rounds.publishNow(make(), after);
     }
     if (firstError) return this.failed(firstError);
     if (drift) return this.failed({ code: 'malformed_body', message: drift });

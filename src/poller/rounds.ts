@@ -6,35 +6,39 @@ import type { ChangeBatch } from '../state/store.js';
  * Poll rounds. Feeds polled at the base interval start their cycles on one
  * grid (one start per `baseMs`, at the same phase for every feed), so the
  * feeds of both markets call the upstream together. Their changes are then
- * published together: each cycle that succeeded applies its answer to the
- * store as it comes and holds the publish of its batches in the round of
- * its start until every cycle of that round has settled (or `holdMs` has
- * passed since the first held), and the round publishes all of them
- * through `Bus.publishAll`, in the order they were held. The gateway then
- * writes a client of several feeds once per round instead of once per
- * feed; a cluster's bus writes them to Redis in one script and every
- * process delivers them together. On a bus that would deliver them one by
- * one (`mergesRounds` false) the grid stays and the wait goes: every cycle
- * publishes as it settles. A
- * client that subscribes meanwhile may get a snapshot at a seq whose patch
- * follows; the protocol has clients ignore such a duplicate.
- * See docs/OPERATIONS.md §5.3.
+ * published together: each cycle that succeeded holds its answer in the
+ * round of its start until every cycle of that round has settled (or
+ * `holdMs` has passed since the first held), and the round then applies
+ * each held answer to the store and publishes all the batches through
+ * `Bus.publishAll`, in the order they were held. The gateway then writes a
+ * client of several feeds once per round instead of once per feed; a
+ * cluster's bus writes them to Redis in one script and every process
+ * delivers them together. The store takes a change only when it is
+ * published, so a client that subscribes or resumes while a round waits
+ * gets the state its next patches follow, without a duplicate. A cycle
+ * that starts publishes every older round first, so a feed's changes go
+ * out in the order they were polled. On a bus that would deliver a round's
+ * batches one by one (`mergesRounds` false) the grid stays and the wait
+ * goes: every cycle publishes as it settles. See docs/OPERATIONS.md §5.3.
  */
 
-/** One held publish: a cycle's batches (already applied to the store), and what runs once they are published. */
+/** Applies a cycle's answers to the store; returns their batches. */
+export type MakeBatches = () => readonly ChangeBatch[];
+
+/** One held publish: what applies a cycle's answers, and what runs once they are published. */
 interface Held {
-  readonly batches: readonly ChangeBatch[];
+  readonly make: MakeBatches;
   readonly after: (publishMs: number) => void;
 }
 
 /** A cycle's place in its round: it either holds its publish or leaves. */
 export interface RoundTicket {
   /**
-   * Holds the publish of the cycle's batches until the round is complete;
-   * `after` runs once every batch of the round is published, with the time
-   * that publish took.
+   * Holds the cycle's answers until the round is complete: `make` then
+   * applies them to the store, and `after` runs once every batch of the
+   * round is published, with the time that publish took.
    */
-  hold(batches: readonly ChangeBatch[], after: (publishMs: number) => void): void;
+  hold(make: MakeBatches, after: (publishMs: number) => void): void;
   /** The cycle publishes on its own (or never): the round stops waiting for it. Idempotent, and a no-op after `hold`. */
   leave(): void;
 }
@@ -88,25 +92,30 @@ export class Rounds {
   join(at: number): RoundTicket {
     this.origin ??= at;
     // No wait when there is none to make, or when the bus would deliver the round's batches one by one anyway.
-    if (this.opts.holdMs <= 0 || !this.opts.bus.mergesRounds) return { hold: (batches, after) => this.publishNow(batches, after), leave: () => {} };
+    if (this.opts.holdMs <= 0 || !this.opts.bus.mergesRounds) return { hold: (make, after) => this.publishNow(make(), after), leave: () => {} };
     const slot = Math.round((at - this.origin) / this.opts.baseMs);
-    // A round two or more periods old waits for a cycle that threw: publish what it holds.
-    for (const [s, r] of this.open) if (s < slot - 1) r.release();
+    // An older round still open (waiting for a slow cycle, or one that threw) publishes what it holds before anything of this one.
+    for (const [s, r] of this.open) if (s < slot) r.release();
     let round = this.open.get(slot);
     if (round === undefined) {
       round = new Round(
         this.opts,
         () => this.open.delete(slot),
-        (batches, after) => this.publishNow(batches, after),
+        (make, after) => this.publishNow(make(), after),
       );
       this.open.set(slot, round);
     }
     return round.ticket();
   }
 
-  /** Publishes a cycle's batches at once, outside any round (a cycle that failed, a closed-market fetch). */
+  /**
+   * Publishes a cycle's batches (already applied) at once, outside any
+   * round (a cycle that failed, a closed-market fetch), after what the
+   * open rounds hold.
+   */
   publishNow(batches: readonly ChangeBatch[], after: (publishMs: number) => void): void {
-    publish(this.opts, [{ batches, after }]);
+    this.releaseAll();
+    publish(this.opts, [{ make: () => batches, after }]);
   }
 
   /** Publishes everything held now (the poller stops). */
@@ -130,7 +139,7 @@ class Round {
   constructor(
     private readonly opts: RoundsOptions,
     private readonly onDone: () => void,
-    private readonly alone: (batches: readonly ChangeBatch[], after: (publishMs: number) => void) => void,
+    private readonly alone: (make: MakeBatches, after: (publishMs: number) => void) => void,
   ) {}
 
   ticket(): RoundTicket {
@@ -138,11 +147,11 @@ class Round {
     this.waiting++;
     let settled = false;
     return {
-      hold: (batches, after) => {
+      hold: (make, after) => {
         if (settled) throw new Error('a cycle holds its publish once');
         settled = true;
-        if (this.done) return this.alone(batches, after);
-        this.held.push({ batches, after });
+        if (this.done) return this.alone(make, after);
+        this.held.push({ make, after });
         this.waiting--;
         if (this.waiting === 0) this.release();
         else this.timer ??= unref(setTimeout(() => this.release(), this.opts.holdMs));
@@ -169,12 +178,22 @@ class Round {
   }
 }
 
-/** Publishes the batches of every held cycle at once, then tells each how long the publish took. */
+/**
+ * Applies every held cycle's answers, in the order held, and publishes
+ * their batches at once; then tells each cycle how long the publish took.
+ * A cycle whose answers fail to apply is reported and left out.
+ */
 function publish(opts: RoundsOptions, held: readonly Held[]): void {
   if (held.length === 0) return;
   const now = opts.perfNow ?? (() => performance.now());
   const batches: ChangeBatch[] = [];
-  for (const h of held) for (const b of h.batches) batches.push(b);
+  for (const h of held) {
+    try {
+      for (const b of h.make()) batches.push(b);
+    } catch (err) {
+      opts.logger.error({ err }, 'applying a poll cycle’s answers failed');
+    }
+  }
   const t0 = now();
   try {
     opts.bus.publishAll(batches);

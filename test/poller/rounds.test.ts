@@ -72,9 +72,15 @@ describe('Rounds', () => {
     const a = rounds.join(ORIGIN + 2);
     const b = rounds.join(ORIGIN + 3);
     const after: number[] = [];
-    b.hold([batch('kosdaq')], (ms) => after.push(ms));
+    b.hold(
+      () => [batch('kosdaq')],
+      (ms) => after.push(ms),
+    );
     expect(seen).toEqual([]);
-    a.hold([batch('kospi')], (ms) => after.push(ms));
+    a.hold(
+      () => [batch('kospi')],
+      (ms) => after.push(ms),
+    );
     expect(seen).toEqual(['kosdaq', 'kospi', 'settled']);
     expect(after).toHaveLength(2);
     expect(rounds.size).toBe(0);
@@ -84,20 +90,29 @@ describe('Rounds', () => {
     const rounds = make();
     const a = rounds.join(ORIGIN);
     const b = rounds.join(ORIGIN);
-    a.hold([batch('kospi')], () => {});
+    a.hold(
+      () => [batch('kospi')],
+      () => {},
+    );
     b.leave();
     expect(seen).toEqual(['kospi', 'settled']);
 
     seen.length = 0;
     const c = rounds.join(ORIGIN + BASE);
     const d = rounds.join(ORIGIN + BASE);
-    c.hold([batch('kospi')], () => {});
+    c.hold(
+      () => [batch('kospi')],
+      () => {},
+    );
     vi.advanceTimersByTime(49);
     expect(seen).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(seen).toEqual(['kospi', 'settled']);
     // The slow one comes after the round went out: it publishes alone, at once.
-    d.hold([batch('kosdaq')], () => {});
+    d.hold(
+      () => [batch('kosdaq')],
+      () => {},
+    );
     expect(seen).toEqual(['kospi', 'settled', 'kosdaq', 'settled']);
   });
 
@@ -105,22 +120,87 @@ describe('Rounds', () => {
     const rounds = make(400);
     const a = rounds.join(ORIGIN);
     rounds.join(ORIGIN); // a cycle that threw before it settled, and never left
-    a.hold([batch('kospi')], () => {});
+    a.hold(
+      () => [batch('kospi')],
+      () => {},
+    );
     expect(seen).toEqual([]);
     rounds.join(ORIGIN + 2 * BASE);
     expect(seen).toEqual(['kospi', 'settled']);
   });
 
+  it('applies a held cycle’s answers only when its round publishes, so the store never runs ahead of what was sent', () => {
+    const rounds = make();
+    const applied: string[] = [];
+    const answer = (m: 'kospi' | 'kosdaq') => () => {
+      applied.push(m);
+      return [batch(m)];
+    };
+    bus.subscribe('batch', (b) => expect(applied).toContain(b.market));
+    const a = rounds.join(ORIGIN);
+    const b = rounds.join(ORIGIN);
+    a.hold(answer('kospi'), () => {});
+    expect(applied).toEqual([]);
+    b.hold(answer('kosdaq'), () => {});
+    expect(applied).toEqual(['kospi', 'kosdaq']);
+    expect(seen).toEqual(['kospi', 'kosdaq', 'settled']);
+
+    // A cycle whose answers fail to apply is left out; the rest of its round goes out.
+    seen.length = 0;
+    const c = rounds.join(ORIGIN + BASE);
+    const d = rounds.join(ORIGIN + BASE);
+    c.hold(
+      () => {
+        throw new Error('bad answer');
+      },
+      () => {},
+    );
+    d.hold(answer('kosdaq'), () => {});
+    expect(seen).toEqual(['kosdaq', 'settled']);
+  });
+
+  it('publishes an open round before a cycle of the next one starts, or before a publish outside any round', () => {
+    const rounds = make(400);
+    // A feed's slow cycle settled late in its period; the other feed's cycle of that round is still out.
+    const slow = rounds.join(ORIGIN);
+    rounds.join(ORIGIN);
+    slow.hold(
+      () => [batch('kospi', '000001')],
+      () => {},
+    );
+    expect(seen).toEqual([]);
+    // Its next cycle starts on the next grid point: the round before goes out first, so the feed's changes keep their order.
+    const next = rounds.join(ORIGIN + BASE);
+    expect(seen).toEqual(['kospi', 'settled']);
+    next.leave();
+
+    seen.length = 0;
+    const e = rounds.join(ORIGIN + 2 * BASE);
+    rounds.join(ORIGIN + 2 * BASE);
+    e.hold(
+      () => [batch('kospi', '000002')],
+      () => {},
+    );
+    rounds.publishNow([batch('kosdaq')], () => {});
+    expect(seen).toEqual(['kospi', 'settled', 'kosdaq', 'settled']);
+  });
+
   it('publishes at once with holdMs 0, and everything held when released', () => {
     const now = make(0).join(ORIGIN);
-    now.hold([batch('kospi')], () => {});
+    now.hold(
+      () => [batch('kospi')],
+      () => {},
+    );
     expect(seen).toEqual(['kospi', 'settled']);
 
     seen.length = 0;
     const rounds = make();
     const a = rounds.join(ORIGIN);
     rounds.join(ORIGIN);
-    a.hold([batch('kosdaq')], () => {});
+    a.hold(
+      () => [batch('kosdaq')],
+      () => {},
+    );
     rounds.releaseAll();
     expect(seen).toEqual(['kosdaq', 'settled']);
     expect(rounds.size).toBe(0);
@@ -132,10 +212,16 @@ describe('Rounds', () => {
     const rounds = new Rounds({ bus: cluster, logger: silentLogger(), baseMs: BASE, holdMs: 50, origin: ORIGIN });
     const a = rounds.join(ORIGIN);
     const b = rounds.join(ORIGIN + 2);
-    a.hold([batch('kospi')], () => {});
+    a.hold(
+      () => [batch('kospi')],
+      () => {},
+    );
     // The other cycle of the round has not settled: nothing is written yet.
     expect(written).toEqual([]);
-    b.hold([batch('kosdaq')], () => {});
+    b.hold(
+      () => [batch('kosdaq')],
+      () => {},
+    );
     expect(written).toEqual([['kospi', 'kosdaq']]);
     expect(rounds.size).toBe(0);
     expect(rounds.next(ORIGIN + 3, BASE)).toBe(ORIGIN + BASE);
@@ -143,7 +229,15 @@ describe('Rounds', () => {
 
   it('refuses a second hold by one cycle', () => {
     const t = make().join(ORIGIN);
-    t.hold([], () => {});
-    expect(() => t.hold([], () => {})).toThrow(/once/);
+    t.hold(
+      () => [],
+      () => {},
+    );
+    expect(() =>
+      t.hold(
+        () => [],
+        () => {},
+      ),
+    ).toThrow(/once/);
   });
 });
