@@ -60,6 +60,12 @@ export function decodeEntry(v: string): PersistedEntry | undefined {
   }
 }
 
+/** A round announcement (`gen n`: the next `n` batch messages are one poll round); undefined when malformed. */
+export function decodeRound(text: string): { gen: number; batches: number } | undefined {
+  const m = /^(\d+) ([1-9]\d{0,3})$/.exec(text);
+  return m ? { gen: Number(m[1]), batches: Number(m[2]) } : undefined;
+}
+
 /** A batch message; undefined when malformed. */
 export function decodeBatch(text: string): BatchMessage | undefined {
   const nl = text.indexOf('\n');

@@ -26,6 +26,8 @@ export interface ClusterKeys {
   readonly demandChannel: string;
   /** Channel: the lease was released (graceful stop), contenders may try at once. */
   readonly leaseChannel: string;
+  /** Channel: a poll round's batch messages follow (message: `gen n`, published just before the round's `n` batches). */
+  readonly roundChannel: string;
   /** Hash per feed: code → `seq ts crc rowJSON`, plus `~id`, the last stream id. */
   state(feed: string): string;
   /** Stream per feed: one entry per change (`c` code, `s` seq, `f` frame), capped. */
@@ -55,6 +57,7 @@ export function clusterKeys(prefix: string): ClusterKeys {
     statusChannel: `${p}ch:status`,
     demandChannel: `${p}ch:demand`,
     leaseChannel: `${p}ch:lease`,
+    roundChannel: `${p}ch:round`,
     state: (feed) => `${p}state:${feed}`,
     log: (feed) => `${p}log:${feed}`,
     events: (feed) => `${p}ch:ev:${feed}`,

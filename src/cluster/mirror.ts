@@ -44,14 +44,22 @@ export class Mirror {
   /** A mirror into `opts.store`. */
   constructor(private readonly opts: MirrorOptions) {}
 
-  /** Handles a batch published on a feed's channel (queued behind that feed's earlier work). */
+  /**
+   * Handles a batch published on a feed's channel: at once when the feed
+   * has no earlier work under way (its changes reach the store and `emit`
+   * before this returns), else queued behind that work.
+   */
   onMessage(f: FeedRef, text: string): void {
     const m = decodeBatch(text);
     if (m === undefined) {
       this.opts.logger.warn({ feed: f.feed }, 'malformed cluster batch ignored');
       return;
     }
-    void this.enqueue(f.feed, () => this.handle(f, m));
+    if (this.chains.has(f.feed)) void this.enqueue(f.feed, () => this.handle(f, m) ?? Promise.resolve());
+    else {
+      const rest = this.handle(f, m);
+      if (rest !== undefined) void this.follow(f.feed, rest);
+    }
   }
 
   /** Reloads every feed from Redis (start, reconnect, new epoch); resolves when done. */
@@ -84,10 +92,21 @@ export class Mirror {
     await Promise.all([...this.chains.values()]);
   }
 
+  /** Runs `fn` after the feed's work under way (at once when there is none). */
   private enqueue(feed: string, fn: () => Promise<void>): Promise<void> {
-    const next = (this.chains.get(feed) ?? Promise.resolve()).then(fn).catch((err: unknown) => {
-      this.opts.logger.warn({ feed, err: (err as Error).message }, 'cluster mirror step failed; the next batch retries');
-    });
+    const prev = this.chains.get(feed);
+    return this.follow(feed, prev === undefined ? fn() : prev.then(fn));
+  }
+
+  /** Makes `work` the feed's work under way until it settles; a failure is logged. */
+  private follow(feed: string, work: Promise<void>): Promise<void> {
+    const next: Promise<void> = work
+      .catch((err: unknown) => {
+        this.opts.logger.warn({ feed, err: (err as Error).message }, 'cluster mirror step failed; the next batch retries');
+      })
+      .finally(() => {
+        if (this.chains.get(feed) === next) this.chains.delete(feed);
+      });
     this.chains.set(feed, next);
     return next;
   }
@@ -101,17 +120,20 @@ export class Mirror {
     for (const f of ALL_FEEDS) void this.enqueue(f.feed, () => this.resync(f, 'epoch'));
   }
 
-  private async handle(f: FeedRef, m: BatchMessage): Promise<void> {
+  /**
+   * Applies a batch and emits its changes, in this call; what must wait for
+   * Redis (an epoch to confirm, a gap to fill) is the promise returned.
+   */
+  private handle(f: FeedRef, m: BatchMessage): Promise<void> | undefined {
     const lease = this.opts.lease;
     if (lease.stale(m.gen)) {
       this.opts.metrics.events.inc({ outcome: 'fenced' }, m.frames.length);
-      return;
+      return undefined;
     }
     lease.seen(m.gen);
     if (m.epoch !== this.opts.store.epoch) {
       // A new epoch is adopted only when Redis holds it: a late batch of an old epoch is dropped.
-      await this.ensureEpoch(false);
-      return;
+      return this.ensureEpoch(false).then(() => undefined);
     }
     const last = this.lastId.get(f.feed);
     if (last !== undefined && m.prev !== last && compareIds(m.prev, last) > 0) return this.resync(f, 'gap');
@@ -127,10 +149,9 @@ export class Mirror {
     }
     if (last === undefined || compareIds(m.last, last) > 0) this.lastId.set(f.feed, m.last);
     if (events.length) this.opts.emit({ channel: f.channel, market: f.market, ts: m.ts, events });
-    if (gap) {
-      if (last !== undefined) this.lastId.set(f.feed, last);
-      await this.resync(f, 'gap');
-    }
+    if (!gap) return undefined;
+    if (last !== undefined) this.lastId.set(f.feed, last);
+    return this.resync(f, 'gap');
   }
 
   /**

@@ -12,7 +12,7 @@ import { BudgetShare } from './budget.js';
 import { SharedAllowance } from './allowance.js';
 import { ClusterBus } from './bus.js';
 import { RedisSharedCache } from './cache.js';
-import { decodeStatus, decodeStatusMessage, pairs } from './codec.js';
+import { decodeRound, decodeStatus, decodeStatusMessage, pairs } from './codec.js';
 import { ClusterDemand } from './demand.js';
 import { ALL_FEEDS, clusterKeys, type ClusterKeys, type FeedRef } from './keys.js';
 import { Leadership } from './leadership.js';
@@ -137,7 +137,7 @@ export class ClusterNode {
       onFenced: (reason) => this.leadership.lose(reason),
       onDiverged: (reason) => this.term.diverged(reason),
     });
-    this.bus = new ClusterBus(writer);
+    this.bus = new ClusterBus(writer, (err) => log.error({ err }, 'handling a cluster message failed'));
     this.mirror = new Mirror({
       redis,
       keys,
@@ -191,11 +191,13 @@ export class ClusterNode {
     const k = this.keys;
     b.on('up', () => void this.recover());
     b.on('down', () => this.onDown());
+    // Every message waits in the bus's inbox, in the order it came (one connection), so a round's batches are handled together.
     await b.subscribe([...this.channels.keys()], (msg, ch) => {
       const f = this.channels.get(ch);
-      if (f) this.mirror.onMessage(f, msg);
+      if (f) this.bus.receive(() => this.mirror.onMessage(f, msg), true);
     });
-    await b.subscribe([k.statusChannel, k.demandChannel, k.leaseChannel], (msg, ch) => this.onControl(ch, msg));
+    await b.subscribe([k.roundChannel], (msg) => this.onRound(msg));
+    await b.subscribe([k.statusChannel, k.demandChannel, k.leaseChannel], (msg, ch) => this.bus.receive(() => this.onControl(ch, msg)));
     this.union.start();
     this.budgetShare.start();
     this.leadership.on('elected', (gen) => {
@@ -276,6 +278,8 @@ export class ClusterNode {
   }
 
   private onDown(): void {
+    // An announced round's other messages will not come on this connection.
+    this.bus.handleReceived();
     this.synced = false;
     this.term.end();
     this.metrics.backplaneUp.set(0);
@@ -314,6 +318,12 @@ export class ClusterNode {
       if (st) shared.push(st);
     }
     this.states.up(shared);
+  }
+
+  /** The leader announces how many batch messages its round has; a stale leader's announcement is ignored. */
+  private onRound(msg: string): void {
+    const r = decodeRound(msg);
+    if (r !== undefined && !this.leadership.lease.stale(r.gen)) this.bus.announce(r.batches);
   }
 
   private onControl(channel: string, msg: string): void {

@@ -102,13 +102,14 @@ return 0
  * KEYS: lease, gen, epoch, then per feed its state hash and stream.
  * ARGV: owner, gen, epoch, stream maxlen, number of feeds, then per feed:
  * events channel, ts, frames (newline-joined), n, and per change: code,
- * seq, hash value, frame. Refused (`fenced`/`epoch`) unless the caller
- * holds the lease under the current generation and epoch; else stores
- * each row and seq, appends each frame to its feed's capped stream, and
- * only then publishes each feed's batch with the stream ids before and
- * after it, one message per feed as before, one right after the other:
- * Redis sends them to a subscriber in one write, so every process gets
- * the round's batches together. Returns `ok`.
+ * seq, hash value, frame; then, optionally, the round channel. Refused
+ * (`fenced`/`epoch`) unless the caller holds the lease under the current
+ * generation and epoch; else stores each row and seq, appends each frame
+ * to its feed's capped stream, and only then publishes `gen feeds` on the
+ * round channel (when given) and each feed's batch with the stream ids
+ * before and after it, one message per feed as before, one right after
+ * the other: every process learns how many batch messages the round has,
+ * and handles them together once the last has come. Returns `ok`.
  */
 export const WRITE_BATCH = new Script(
   'write_batch',
@@ -132,6 +133,7 @@ for f = 1, feeds do
   out[f] = {ARGV[a], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[a + 1] .. ' ' .. prev .. ' ' .. last .. '\\n' .. ARGV[a + 2]}
   a = a + 4 + n * 4
 end
+if ARGV[a] then redis.call('PUBLISH', ARGV[a], ARGV[2] .. ' ' .. feeds) end
 for f = 1, feeds do redis.call('PUBLISH', out[f][1], out[f][2]) end
 return 'ok'
 `,

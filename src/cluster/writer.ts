@@ -50,8 +50,9 @@ export class LeaderWriter implements BusWriter {
 
   /**
    * Writes the batches of one poll round (one per feed) in one fenced
-   * script, which publishes them one right after the other once all are
-   * stored; not awaited by the poller.
+   * script, which announces them on the round channel and publishes them
+   * one right after the other once all are stored; not awaited by the
+   * poller.
    */
   writeRound(batches: readonly ChangeBatch[]): void {
     const o = this.opts;
@@ -78,6 +79,7 @@ export class LeaderWriter implements BusWriter {
       }
       args[at] = frames.join('\n');
     }
+    args.push(o.keys.roundChannel);
     WRITE_BATCH.run<string>(o.redis, keys, args).then(
       (r) => this.settled('batch', r, feeds, batches.length),
       (err: unknown) => this.failed('batch', err, feeds, batches.length),

@@ -77,7 +77,7 @@ describe('lease and fencing on Redis', () => {
     expect(await db.redis.xLen(k.log('quote.kospi'))).toBe(2);
   });
 
-  it('writes a round of two feeds in one script, which publishes each feed’s message in order; fenced, neither', async () => {
+  it('writes a round of two feeds in one script, which announces the round, then publishes each feed’s message in order; fenced, neither', async () => {
     await db.redis.set(k.epoch, 'E');
     await until(async () => (await db.redis.exists(k.lease)) === 0, 3000, 'the lease to expire');
     const [ok, gen] = await acquire('R');
@@ -87,22 +87,24 @@ describe('lease and fencing on Redis', () => {
       WRITE_BATCH.run<string>(
         db.redis,
         [k.lease, k.gen, k.epoch, ...feeds.flatMap((f) => [k.state(f), k.log(f)])],
-        [owner, String(gen), 'E', '100', '2', ...feeds.flatMap((f) => [k.events(f), '7', `frame-${f}`, '1', code, '9', `9 7 1 {"f":"${f}"}`, `frame-${f}`])],
+        [
+          ...[owner, String(gen), 'E', '100', '2'],
+          ...feeds.flatMap((f) => [k.events(f), '7', `frame-${f}`, '1', code, '9', `9 7 1 {"f":"${f}"}`, `frame-${f}`]),
+          k.roundChannel,
+        ],
       );
     const sub = db.redis.duplicate();
     sub.on('error', () => undefined);
     await sub.connect();
     const heard: { ch: string; msg: string }[] = [];
-    await sub.subscribe(
-      feeds.map((f) => k.events(f)),
-      (msg, ch) => void heard.push({ ch, msg }),
-    );
+    await sub.subscribe([k.roundChannel, ...feeds.map((f) => k.events(f))], (msg, ch) => void heard.push({ ch, msg }));
     try {
       expect(await round('R', 'Q')).toBe('ok');
-      await until(() => heard.length === 2, 2000, 'both messages');
-      expect(heard.map((h) => h.ch)).toEqual(feeds.map((f) => k.events(f)));
+      await until(() => heard.length === 3, 2000, 'the announcement and both messages');
+      expect(heard.map((h) => h.ch)).toEqual([k.roundChannel, ...feeds.map((f) => k.events(f))]);
+      expect(heard[0]!.msg).toBe(`${gen} 2`);
       for (const [i, f] of feeds.entries()) {
-        const [head, frame] = heard[i]!.msg.split('\n');
+        const [head, frame] = heard[i + 1]!.msg.split('\n');
         expect(head).toMatch(new RegExp(`^${gen} E 7 \\S+ \\S+$`));
         expect(frame).toBe(`frame-${f}`);
         expect(await db.redis.hGet(k.state(f), 'Q')).toBe(`9 7 1 {"f":"${f}"}`);
@@ -110,7 +112,7 @@ describe('lease and fencing on Redis', () => {
       }
       expect(await round('not-R', 'P')).toBe('fenced');
       for (const f of feeds) expect(await db.redis.hGet(k.state(f), 'P')).toBeNull();
-      expect(heard).toHaveLength(2);
+      expect(heard).toHaveLength(3);
     } finally {
       await sub.close();
       await db.redis.del([k.lease]);

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { newerBudget } from '../../src/cluster/budget.js';
 import {
   compareIds,
   decodeBatch,
+  decodeRound,
   decodeBudget,
   decodeEntry,
   decodeFrame,
@@ -21,6 +22,12 @@ import type { FeedStatus } from '../../src/bus/bus.js';
 import { StateStore, type ChangeBatch } from '../../src/state/store.js';
 import { Change } from '../../src/state/change.js';
 import { ClusterBus } from '../../src/cluster/bus.js';
+import { clusterKeys } from '../../src/cluster/keys.js';
+import { ClusterMetrics } from '../../src/cluster/metrics.js';
+import { Mirror } from '../../src/cluster/mirror.js';
+import type { Commander } from '../../src/cluster/scripts.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { silentLogger } from '../../src/log.js';
 
 /** Pure parts of cluster mode: the lease rules on a fake clock, demand union, fencing of messages, formats, the mirror. */
 
@@ -140,6 +147,11 @@ describe('formats', () => {
     expect(decodeEntry('x 1 2 {}')).toBeUndefined();
     expect(decodeEntry('1 2 3 [1]')).toBeUndefined();
     expect(decodeEntry('1 2 3 {')).toBeUndefined();
+  });
+
+  it('reads round announcements and refuses anything else', () => {
+    expect(decodeRound('12 2')).toEqual({ gen: 12, batches: 2 });
+    for (const bad of ['12', '12 0', '12 -1', 'x 2', '12 2 3', '12 99999', '']) expect(decodeRound(bad), bad).toBeUndefined();
   });
 
   it('reads batch messages with their fencing generation, epoch and stream ids', () => {
@@ -312,38 +324,155 @@ describe('a cluster process’s bus', () => {
     expect(written).toEqual([['kospi', 'kosdaq'], ['kospi']]);
   });
 
-  it('delivers the batches received in one turn, or in the turn after, as one round', async () => {
+  it('handles the messages received in one turn, or in the turn after, together: their batches are one round', async () => {
     const { bus, seen } = listening();
-    bus.deliver(batch('kospi'));
-    bus.deliver(batch('kosdaq'));
+    bus.receive(() => bus.deliver(batch('kospi')));
+    bus.receive(() => bus.deliver(batch('kosdaq')));
     expect(seen).toEqual([]);
     await turn();
     await turn();
     await turn();
     expect(seen).toEqual(['kospi', 'kosdaq', '|']);
     // The second message of a round read a turn later (a large first one took its own reads).
-    bus.deliver(batch('kospi', 2));
+    bus.receive(() => bus.deliver(batch('kospi', 2)));
     await turn();
-    bus.deliver(batch('kosdaq', 2));
+    bus.receive(() => bus.deliver(batch('kosdaq', 2)));
     for (let i = 0; i < 4; i++) await turn();
     expect(seen).toEqual(['kospi', 'kosdaq', '|', 'kospi', 'kosdaq', '|']);
   });
 
-  it('does not hold batches for long under a steady stream, and delivers them before a later status', async () => {
+  it('does not hold messages for long under a steady stream; a state goes after the batches received before it', async () => {
     const { bus, seen } = listening();
     for (let i = 0; i < 10; i++) {
-      bus.deliver(batch('kospi', i + 1));
+      bus.receive(() => bus.deliver(batch('kospi', i + 1)));
       await turn();
     }
-    // At most MAX_TURNS + 1 turns held: ten batches over ten turns are not one delivery.
+    // At most MAX_TURNS + 1 turns held: ten messages over ten turns are not one delivery.
     expect(seen.filter((s) => s === '|').length).toBeGreaterThanOrEqual(1);
-    bus.deliver(batch('kosdaq'));
-    bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'stale', intervalMs: 1000, ts: 1 });
-    expect(seen.slice(-3)).toEqual(['kosdaq', '|', 'status kosdaq']);
-    // A batch right after the status (the check scheduled before it still pending) is delivered once.
-    bus.deliver(batch('kospi', 20));
     for (let i = 0; i < 6; i++) await turn();
-    expect(seen.slice(-3)).toEqual(['status kosdaq', 'kospi', '|']);
+    expect(seen.filter((s) => s === 'kospi').length).toBe(10);
+    bus.receive(() => bus.deliver(batch('kosdaq')));
+    bus.receive(() => bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'stale', intervalMs: 1000, ts: 1 }));
+    bus.receive(() => bus.deliver(batch('kospi', 20)));
+    expect(seen.slice(-1)).toEqual(['|']);
+    for (let i = 0; i < 6; i++) await turn();
+    expect(seen.slice(-5)).toEqual(['kosdaq', '|', 'status kosdaq', 'kospi', '|']);
+    // A batch from elsewhere (a resync) and this process's own state go at once.
+    bus.deliver(batch('kosdaq', 2));
+    bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'degraded', intervalMs: 0, ts: 2 });
+    expect(seen.slice(-3)).toEqual(['kosdaq', '|', 'status kosdaq']);
     await bus.close();
+  });
+
+  it('handles an announced round as soon as its last batch message has come, with what came before it', async () => {
+    const { bus, seen } = listening();
+    bus.receive(() => bus.deliverStatus({ channel: 'quote', market: 'kospi', state: 'live', intervalMs: 1000, ts: 1 }));
+    bus.announce(2);
+    bus.receive(() => bus.deliver(batch('kospi')), true);
+    // Many turns may pass while a large first message is read: nothing is handled before the round is complete.
+    for (let i = 0; i < 10; i++) await turn();
+    expect(seen).toEqual([]);
+    bus.receive(() => bus.deliver(batch('kosdaq')), true);
+    expect(seen).toEqual(['status kospi', 'kospi', 'kosdaq', '|']);
+    // Messages after it wait for a quiet turn again.
+    bus.receive(() => bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'live', intervalMs: 1000, ts: 2 }));
+    expect(seen).toHaveLength(4);
+    for (let i = 0; i < 3; i++) await turn();
+    expect(seen.slice(4)).toEqual(['status kosdaq']);
+  });
+
+  it('stops waiting for an announced round’s missing message after a guard time, or when told to', () => {
+    vi.useFakeTimers();
+    try {
+      const { bus, seen } = listening();
+      bus.announce(2);
+      bus.receive(() => bus.deliver(batch('kospi')), true);
+      vi.advanceTimersByTime(249);
+      expect(seen).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(seen).toEqual(['kospi', '|']);
+      bus.announce(2);
+      bus.receive(() => bus.deliver(batch('kosdaq')), true);
+      bus.handleReceived();
+      expect(seen).toEqual(['kospi', '|', 'kosdaq', '|']);
+      // Nothing is left waiting: the guard of the round handled early does nothing.
+      vi.advanceTimersByTime(1000);
+      expect(seen).toHaveLength(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('reports a message handler that throws and still delivers the rest of the round', async () => {
+    const errors: unknown[] = [];
+    const bus = new ClusterBus({ writeRound: () => undefined, writeStatus: () => undefined }, (err) => errors.push(err));
+    const seen: string[] = [];
+    bus.subscribe('batch', (b) => seen.push(b.market));
+    bus.receive(() => bus.deliver(batch('kospi')));
+    bus.receive(() => {
+      throw new Error('bad message');
+    });
+    bus.receive(() => bus.deliver(batch('kosdaq')));
+    for (let i = 0; i < 6; i++) await turn();
+    expect(seen).toEqual(['kospi', 'kosdaq']);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['bad message']);
+  });
+
+  it('applies a received batch to the store in the turn it is delivered: the store never holds a change not yet sent', async () => {
+    const leader = new StateStore({ epoch: 'E' });
+    const store = new StateStore({ epoch: 'E' });
+    const lease = new LeaseState({ leaseMs: 1000 });
+    const metrics = new ClusterMetrics(new Metrics({ defaults: false }).registry);
+    const { bus, seen } = listening();
+    // The normal path makes no Redis call: an epoch is confirmed and every batch follows the last.
+    const redis = {} as Commander;
+    const mirror = new Mirror({
+      redis,
+      keys: clusterKeys('t'),
+      store,
+      lease,
+      logger: silentLogger(),
+      metrics,
+      emit: (b) => bus.deliver(b),
+      loadCount: 10,
+      timeoutMs: 100,
+    });
+    const delivered = new Map<string, number>();
+    bus.subscribe('batch', (b) => {
+      for (const e of b.events) delivered.set(e.topic, e.seq);
+    });
+    /** Topics whose seq in the store is not the last one delivered. */
+    const ahead = () =>
+      [...store.heldFeeds()].flatMap(([c, m]) => [...store.entries(c, m)].filter((e) => delivered.get(e.topic) !== e.seq).map((e) => `${e.topic}@${e.seq}`));
+    const message = (market: 'kospi' | 'kosdaq', p: number, id: number) => {
+      const b = leader.apply('quote', market, [{ isuSrtCd: 'A', p }], id);
+      return `1 E ${id} ${id === 1 ? '0-0' : `${id - 1}-0`} ${id}-0\n${b.events.map((e) => e.frame).join('\n')}`;
+    };
+    const feed = (market: 'kospi' | 'kosdaq') => ({ channel: 'quote' as const, market, feed: `quote.${market}` });
+    const checks: string[][] = [];
+    let watching = true;
+    const watch = () => {
+      checks.push(ahead());
+      if (watching) setImmediate(watch);
+    };
+    setImmediate(watch);
+    for (let id = 1; id <= 3; id++) {
+      bus.receive(() => mirror.onMessage(feed('kospi'), message('kospi', id, id)));
+      await turn();
+      bus.receive(() => mirror.onMessage(feed('kosdaq'), message('kosdaq', id, id)));
+      for (let i = 0; i < 6; i++) await turn();
+    }
+    watching = false;
+    expect(seen).toEqual(['kospi', 'kosdaq', '|', 'kospi', 'kosdaq', '|', 'kospi', 'kosdaq', '|']);
+    expect(store.entry('quote', 'kosdaq', 'A')!.seq).toBe(3);
+    // An announced round too: its batches are applied only as they are delivered.
+    bus.announce(2);
+    bus.receive(() => mirror.onMessage(feed('kospi'), message('kospi', 4, 4)), true);
+    expect(store.entry('quote', 'kospi', 'A')!.seq).toBe(3);
+    bus.receive(() => mirror.onMessage(feed('kosdaq'), message('kosdaq', 4, 4)), true);
+    expect(store.entry('quote', 'kospi', 'A')!.seq).toBe(4);
+    expect(ahead()).toEqual([]);
+    expect(checks.length).toBeGreaterThan(20);
+    expect(checks.filter((c) => c.length > 0)).toEqual([]);
   });
 });
