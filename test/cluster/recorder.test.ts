@@ -15,10 +15,15 @@ import { clusterBed, leaderOf, stopBridge, type BridgeProc } from './harness.js'
 
 const LEASE_MS = 2000;
 
-/** The change lines each process's DATA_DIR holds for today (KST) and the times they were observed. */
+/** When the file started: a run across KST midnight records into two days. */
+const started = Date.now();
+
+/** The times of the change lines a process's DATA_DIR holds for the KST days since the file started. */
 async function recorded(dataDir: string): Promise<number[]> {
   const out: number[] = [];
-  for await (const l of readDay(join(dataDir, 'recordings'), kstDate(Date.now()))) if (l.k === 'c') out.push(l.t);
+  for (const day of new Set([kstDate(started), kstDate(Date.now())])) {
+    for await (const l of readDay(join(dataDir, 'recordings'), day)) if (l.k === 'c') out.push(l.t);
+  }
   return out;
 }
 
