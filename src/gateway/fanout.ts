@@ -58,8 +58,20 @@ export class Fanout {
         // One Buffer per event, shared by every recipient (events from the store encode it once).
         const frame = ev.bytes ?? Buffer.from(ev.frame);
         let n = 0;
-        if (wild !== undefined) for (let j = 0; j < wild.length; j++) if (wild[j]!.push(frame, touched)) n++;
-        if (direct !== undefined) for (let j = 0; j < direct.length; j++) if (direct[j]!.push(frame, touched)) n++;
+        if (wild !== undefined) {
+          for (let j = 0; j < wild.length; j++) {
+            const s = wild[j]!;
+            if (s.ahead !== undefined && s.alreadyHas(ev.topic, ev.seq, ev.kind)) continue;
+            if (s.push(frame, touched)) n++;
+          }
+        }
+        if (direct !== undefined) {
+          for (let j = 0; j < direct.length; j++) {
+            const s = direct[j]!;
+            if (s.ahead !== undefined && s.alreadyHas(ev.topic, ev.seq, ev.kind)) continue;
+            if (s.push(frame, touched)) n++;
+          }
+        }
         if (ev.kind === 'patch') this.patches += n;
         else this.snapshots += n;
       }

@@ -16,7 +16,7 @@ import type { LookupLimits } from '../access/lookups.js';
 import type { ReplyQueue } from './replies.js';
 import type { LookupDates } from '../lookups/dates.js';
 import type { Session } from './session.js';
-import { subscribeState } from './snapshots.js';
+import { aheadOf, subscribeState } from './snapshots.js';
 
 /**
  * Handlers of the client ops: subscribe, unsubscribe, get, resync, ping.
@@ -81,10 +81,14 @@ function overLimit(s: Session, t: Target): WireError | undefined {
 /**
  * Per topic named in a subscribe's `since` map: whether its missed patches
  * are still buffered (`true`: they follow) or a fresh snapshot follows.
- * `since` is undefined when the client's seqs are of another epoch.
+ * `since` is undefined when the client's seqs are of another epoch. A
+ * topic the client holds a little ahead of this process (`aheadOf`) is
+ * recovered too: the session is told not to send the patches it already
+ * has.
  */
 function recoveredOf(
   ctx: HandlerContext,
+  s: Session,
   t: Target,
   named: Readonly<Record<string, number>>,
   since: Readonly<Record<string, number>> | undefined,
@@ -96,7 +100,15 @@ function recoveredOf(
     const p = since === undefined ? undefined : parseTopic(topic);
     if (p === undefined || p.channel !== t.channel || p.market !== t.market || (mine !== undefined && !mine.has(topic))) continue;
     const e = ctx.store.entry(p.channel, p.market, p.code);
-    out[topic] = e !== undefined && ctx.store.replay(e, since![topic]!) !== undefined;
+    if (e === undefined) continue;
+    const held = since![topic]!;
+    if (aheadOf(e, held)) {
+      s.holdsAhead(topic, held);
+      out[topic] = true;
+    } else {
+      s.forgetAhead(topic);
+      out[topic] = ctx.store.replay(e, held) !== undefined;
+    }
   }
   return out;
 }
@@ -124,7 +136,7 @@ export function onSubscribe(ctx: HandlerContext, s: Session, msg: SubscribeMsg):
     for (let i = 0; i < t.codes.length; i++) if (ctx.index.addTopic(s, feed, t.topics[i]!)) newCodes.push(t.codes[i]!);
   }
   const since = msg.epoch === ctx.store.epoch ? msg.since : undefined;
-  const recovered = msg.since ? recoveredOf(ctx, t, msg.since, since) : undefined;
+  const recovered = msg.since ? recoveredOf(ctx, s, t, msg.since, since) : undefined;
   const first = encode({ type: 'subscribed', id: msg.id, topics: t.wildcard ? [wildcardTopic(feed)] : [...t.topics], recovered });
   s.replyLater(
     subscribeState(first, {
@@ -160,10 +172,12 @@ export function onUnsubscribe(ctx: HandlerContext, s: Session, msg: UnsubscribeM
       if (ctx.index.removeWildcard(s, feed)) {
         released.push(WILDCARD);
         removed.push(wildcardTopic(feed));
+        s.forgetAhead(`${feed}.`);
       }
     } else {
       const topic = topicOf(channel, market, code);
       if (ctx.index.removeTopic(s, feed, topic)) {
+        s.forgetAhead(topic);
         released.push(code);
         removed.push(topic);
       }
@@ -184,6 +198,8 @@ export function onResync(ctx: HandlerContext, s: Session, msg: ResyncMsg): void 
   const e = ctx.store.entry(p.channel, p.market, p.code);
   // Without state yet, the first snapshot follows through the bus when the poller sees the topic.
   if (e === undefined) return;
+  // The snapshot is the client's state from now on, whatever seq it held.
+  s.forgetAhead(msg.topic);
   s.reply(ctx.store.snapshot(e));
   ctx.sent('snapshot', 1);
 }

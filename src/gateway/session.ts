@@ -85,6 +85,12 @@ export class Session implements Subscriber {
   queuedReplyBytes = 0;
   /** This connection's `get`s not answered yet (looked up, or queued to be written). */
   getsInFlight = 0;
+  /**
+   * Topics the client holds at a seq this process has not reached yet (it
+   * resumed from a process of the cluster that was ahead), by topic: the
+   * patches up to that seq are not sent again. Only while some are.
+   */
+  ahead: Map<string, number> | undefined;
 
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -127,6 +133,33 @@ export class Session implements Subscriber {
   /** Explicit topics held. */
   get explicitCount(): number {
     return this.explicit.size;
+  }
+
+  /** The client holds `topic` at `seq`, ahead of this process: its patches up to `seq` are not sent. */
+  holdsAhead(topic: string, seq: number): void {
+    (this.ahead ??= new Map()).set(topic, seq);
+  }
+
+  /**
+   * Whether a change is one the client already holds (a patch up to the
+   * seq it resumed at); the first change past that seq ends the hold.
+   */
+  alreadyHas(topic: string, seq: number, kind: 'snapshot' | 'patch'): boolean {
+    const at = this.ahead?.get(topic);
+    if (at === undefined) return false;
+    if (kind === 'patch' && seq <= at) return true;
+    this.forgetAhead(topic);
+    return false;
+  }
+
+  /** Ends the hold of `topic` (unsubscribed, or sent a fresh snapshot), or of every topic of a feed (`feed.`). */
+  forgetAhead(topic: string): void {
+    const a = this.ahead;
+    if (a === undefined) return;
+    if (topic.endsWith('.')) {
+      for (const t of a.keys()) if (t.startsWith(topic)) a.delete(t);
+    } else a.delete(topic);
+    if (a.size === 0) this.ahead = undefined;
   }
 
   /**
@@ -373,6 +406,8 @@ export class Session implements Subscriber {
 
   /** Falls behind from tick `since`, the first batch the connection may not have received in full. */
   private fallBehind(since: number): Behind {
+    // What it is owed are fresh snapshots, whatever seq they carry: nothing is held back any more.
+    this.ahead = undefined;
     const b = (this.behind = new Behind(since, this.host.now(), (from) => this.host.owed(this, from)));
     this.host.slowStep(this, 'conflate', true);
     this.armDrain();

@@ -15,6 +15,20 @@ import type { Session } from './session.js';
  */
 
 /**
+ * How many seqs a resuming client may be ahead of this process's state of
+ * a topic and still be sent only the patches after its own seq. In a
+ * cluster a client can move to a process that has not yet received the
+ * last rounds the one it left had sent it; further ahead, a fresh
+ * snapshot follows instead.
+ */
+export const MAX_AHEAD = 3;
+
+/** Whether a client resuming a topic at seq `held` is ahead of this process's entry by at most `MAX_AHEAD`. */
+export function aheadOf(e: TopicEntry, held: number): boolean {
+  return held > e.seq && held - e.seq <= MAX_AHEAD;
+}
+
+/**
  * Fresh snapshots of the topics `s` receives whose last change is in batch
  * `since` or later: each wildcard feed's entries, then explicit topics
  * outside those feeds. A subscription dropped meanwhile is skipped from
@@ -74,9 +88,11 @@ function* entriesOf(a: SubscribeState): Generator<TopicEntry | undefined, void, 
 
 /**
  * `subscribed`, then per topic the patches it missed (a resume whose
- * patches are still buffered) or a fresh snapshot, then the feed's
- * status: each made when the connection is ready to write it, from the
- * state of that moment. A topic unsubscribed meanwhile is skipped.
+ * patches are still buffered), nothing (a resume at or a little ahead of
+ * this process's seq: the patches after it follow live) or a fresh
+ * snapshot, then the feed's status: each made when the connection is ready
+ * to write it, from the state of that moment. A topic unsubscribed
+ * meanwhile is skipped.
  */
 export function* subscribeState(first: string, a: SubscribeState): Generator<string, void, undefined> {
   let snapshots = 0;
@@ -88,7 +104,7 @@ export function* subscribeState(first: string, a: SubscribeState): Generator<str
     for (const e of entriesOf(a)) {
       if (e === undefined || !a.index.has(a.session, feed, e.topic)) continue;
       const held = a.since?.[e.topic];
-      const missed = held !== undefined ? a.store.replay(e, held) : undefined;
+      const missed = held === undefined ? undefined : aheadOf(e, held) ? [] : a.store.replay(e, held);
       if (missed === undefined) {
         snapshots++;
         yield a.store.snapshot(e);

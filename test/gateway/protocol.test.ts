@@ -301,6 +301,39 @@ describe('resume and resync', () => {
     d.close();
   });
 
+  it('gives a client a little ahead of this process (a cluster peer sent it the last rounds first) only the patches after its seq', async () => {
+    h.tick('quote', 'kosdaq', [row('500011', 1), row('500012', 1), row('500013', 1)]);
+    h.tick('quote', 'kosdaq', [row('500011', 2), row('500012', 2), row('500013', 2)]);
+    const epoch = h.store.epoch;
+    const [near, far, fixed] = ['quote.kosdaq.500011', 'quote.kosdaq.500012', 'quote.kosdaq.500013'];
+    const c = await Client.connect(h.url);
+    const sub = await c.request({
+      op: 'subscribe',
+      id: 1,
+      channel: 'quote',
+      market: 'kosdaq',
+      codes: ['500011', '500012', '500013'],
+      since: { [near]: 4, [far]: 9, [fixed]: 4 },
+      epoch,
+    });
+    // Two seqs ahead: recovered, nothing sent now. Seven ahead: too far, a fresh snapshot.
+    expect(sub).toMatchObject({ type: 'subscribed', recovered: { [near]: true, [far]: false, [fixed]: true } });
+    await c.request({ op: 'ping', id: 2 });
+    expect(c.msgs.filter((m) => m.type === 'snapshot' || m.type === 'patch').map((m) => [m.topic, m.seq])).toEqual([[far, 2]]);
+    // The client asks a fresh snapshot of one of them: from then on it follows this process's seqs.
+    const from = c.msgs.length;
+    c.send({ op: 'resync', id: 3, topic: fixed });
+    expect(await c.until((m) => m.type === 'snapshot', 3000, from)).toMatchObject({ topic: fixed, seq: 2 });
+    // This process catches up: the patches the client already holds (3, 4) are not sent again, the next one is.
+    for (let p = 3; p <= 5; p++) h.tick('quote', 'kosdaq', [row('500011', p), row('500012', p), row('500013', p)]);
+    await c.request({ op: 'ping', id: 4 });
+    const after = c.msgs.slice(from).filter((m) => m.type === 'patch');
+    expect(after.filter((m) => m.topic === near).map((m) => m.seq)).toEqual([5]);
+    expect(after.filter((m) => m.topic === far).map((m) => m.seq)).toEqual([3, 4, 5]);
+    expect(after.filter((m) => m.topic === fixed).map((m) => m.seq)).toEqual([3, 4, 5]);
+    c.close();
+  });
+
   it('resync sends a fresh snapshot of a subscribed topic (also via wildcard)', async () => {
     h.tick('ohlc', 'kosdaq', [row('500001', 1), row('500002', 1)]);
     const c = await Client.connect(h.url);
