@@ -141,9 +141,13 @@ export class ClusterBus implements Bus {
     else this.local.publish(batch);
   }
 
-  /** Hands a feed state (received, or this process's `degraded`) to this process's subscribers, after the batches delivered before it. */
+  /**
+   * Hands a feed state (received, or this process's own `degraded`) to
+   * this process's subscribers, after the batches received before it.
+   */
   deliverStatus(status: FeedStatus): void {
-    this.sendRound();
+    if (this.round !== undefined) this.sendRound();
+    else if (this.inbox.length > 0) this.handleReceived();
     this.local.publishStatus(status);
   }
 

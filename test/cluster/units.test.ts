@@ -357,6 +357,10 @@ describe('a cluster process’s bus', () => {
     expect(seen.slice(-1)).toEqual(['|']);
     for (let i = 0; i < 6; i++) await turn();
     expect(seen.slice(-5)).toEqual(['kosdaq', '|', 'status kosdaq', 'kospi', '|']);
+    // This process's own state goes after the messages received before it.
+    bus.receive(() => bus.deliver(batch('kospi', 21)));
+    bus.deliverStatus({ channel: 'quote', market: 'kospi', state: 'degraded', intervalMs: 0, ts: 2 });
+    expect(seen.slice(-3)).toEqual(['kospi', '|', 'status kospi']);
     // A batch from elsewhere (a resync) and this process's own state go at once.
     bus.deliver(batch('kosdaq', 2));
     bus.deliverStatus({ channel: 'quote', market: 'kosdaq', state: 'degraded', intervalMs: 0, ts: 2 });
