@@ -124,11 +124,19 @@ export interface StatusBody {
   cluster?: { node: string; role: string; polling: boolean; generation: number | null; backplane: string; epochConfirmed: boolean };
 }
 
+/** The variables of a `faketime` wrapper around the test run, so the bridges keep the clock the test has. */
+function fakeClock(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && (k.startsWith('FAKETIME') || k === 'LD_PRELOAD')) out[k] = v;
+  return out;
+}
+
 /** Starts `node <cli>` with `env` and waits until it listens. */
 export async function spawnBridge(cli: string, name: string, env: Record<string, string>): Promise<BridgeProc> {
   const proc = spawn(process.execPath, [cli], {
     cwd: ROOT,
     env: {
+      ...fakeClock(),
       PATH: process.env.PATH ?? '',
       PORT: '0',
       HOST: '127.0.0.1',
