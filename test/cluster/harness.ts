@@ -306,7 +306,9 @@ export class OwnRedis {
 
   /** Starts it and waits until it answers. */
   async start(): Promise<void> {
-    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    // On the real clock, like the shared Redis, whatever clock a faketime wrapper gives the test and its bridges.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !(k in fakeClock())));
+    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore', env });
     const end = Date.now() + 10_000;
     for (;;) {
       const c = createClient({ url: this.url, socket: { reconnectStrategy: false } });
