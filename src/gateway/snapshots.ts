@@ -106,6 +106,8 @@ export function* subscribeState(first: string, a: SubscribeState): Generator<str
       const held = a.since?.[e.topic];
       const missed = held === undefined ? undefined : aheadOf(e, held) ? [] : a.store.replay(e, held);
       if (missed === undefined) {
+        // The snapshot is the client's state from now on, whatever seq a resume said it held.
+        if (a.session.ahead !== undefined) a.session.forgetAhead(e.topic);
         snapshots++;
         yield a.store.snapshot(e);
       } else

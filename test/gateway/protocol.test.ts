@@ -334,6 +334,25 @@ describe('resume and resync', () => {
     c.close();
   });
 
+  it('ends the hold of a topic resumed ahead when a later subscribe sends it a fresh snapshot', async () => {
+    h.tick('quote', 'kosdaq', [row('500021', 1)]);
+    h.tick('quote', 'kosdaq', [row('500021', 2)]);
+    const topic = 'quote.kosdaq.500021';
+    const c = await Client.connect(h.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kosdaq', codes: ['500021'], since: { [topic]: 4 }, epoch: h.store.epoch });
+    // Subscribed again without `since`: a snapshot at this process's seq, and every patch after it.
+    await c.request({ op: 'subscribe', id: 2, channel: 'quote', market: 'kosdaq', codes: ['500021'] });
+    await c.request({ op: 'ping', id: 3 });
+    for (let p = 3; p <= 4; p++) h.tick('quote', 'kosdaq', [row('500021', p)]);
+    await c.request({ op: 'ping', id: 4 });
+    expect(c.msgs.filter((m) => m.topic === topic).map((m) => [m.type, m.seq])).toEqual([
+      ['snapshot', 2],
+      ['patch', 3],
+      ['patch', 4],
+    ]);
+    c.close();
+  });
+
   it('resync sends a fresh snapshot of a subscribed topic (also via wildcard)', async () => {
     h.tick('ohlc', 'kosdaq', [row('500001', 1), row('500002', 1)]);
     const c = await Client.connect(h.url);
