@@ -102,11 +102,11 @@ return 0
  * KEYS: lease, gen, epoch, then per feed its state hash and stream.
  * ARGV: owner, gen, epoch, stream maxlen, number of feeds, then per feed:
  * events channel, ts, frames (newline-joined), n, and per change: code,
- * seq, hash value, frame; then, optionally, the round channel. Refused
- * (`fenced`/`epoch`) unless the caller holds the lease under the current
- * generation and epoch; else stores each row and seq, appends each frame
- * to its feed's capped stream, and only then publishes `gen feeds` on the
- * round channel (when given) and each feed's batch with the stream ids
+ * seq, hash value, frame; then the round channel. Refused (`fenced`/
+ * `epoch`) unless the caller holds the lease under the current generation
+ * and epoch; else stores each row and seq, appends each frame to its
+ * feed's capped stream, and only then publishes `gen feeds` on the round
+ * channel and each feed's batch with the stream ids
  * before and after it, one message per feed as before, one right after
  * the other: every process learns how many batch messages the round has,
  * and handles them together once the last has come. Returns `ok`.
@@ -133,7 +133,7 @@ for f = 1, feeds do
   out[f] = {ARGV[a], ARGV[2] .. ' ' .. ARGV[3] .. ' ' .. ARGV[a + 1] .. ' ' .. prev .. ' ' .. last .. '\\n' .. ARGV[a + 2]}
   a = a + 4 + n * 4
 end
-if ARGV[a] then redis.call('PUBLISH', ARGV[a], ARGV[2] .. ' ' .. feeds) end
+redis.call('PUBLISH', ARGV[a], ARGV[2] .. ' ' .. feeds)
 for f = 1, feeds do redis.call('PUBLISH', out[f][1], out[f][2]) end
 return 'ok'
 `,

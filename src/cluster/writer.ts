@@ -43,11 +43,6 @@ export class LeaderWriter implements BusWriter {
   /** Writes of `opts.node`. */
   constructor(private readonly opts: LeaderWriterOptions) {}
 
-  /** Writes a batch (rows, seqs, stream, publish) in one fenced script; not awaited by the poller. */
-  writeBatch(batch: ChangeBatch): void {
-    this.writeRound([batch]);
-  }
-
   /**
    * Writes the batches of one poll round (one per feed) in one fenced
    * script, which announces them on the round channel and publishes them

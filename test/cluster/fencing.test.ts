@@ -40,7 +40,7 @@ describe('lease and fencing on Redis', () => {
     WRITE_BATCH.run<string>(
       db.redis,
       [k.lease, k.gen, k.epoch, k.state('quote.kospi'), k.log('quote.kospi')],
-      [owner, String(gen), 'E', '100', '1', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame'],
+      [owner, String(gen), 'E', '100', '1', k.events('quote.kospi'), '1', 'frame', '1', code, '1', `1 1 1 {"isuSrtCd":"${code}"}`, 'frame', k.roundChannel],
     );
 
   it('loads every script under the SHA1 it runs it by', async () => {
@@ -212,7 +212,7 @@ describe('lease and fencing on Redis', () => {
       onDiverged: () => undefined,
     });
     const leader = new StateStore({ epoch: 'E' });
-    writer.writeBatch(leader.apply('quote', 'kospi', [{ isuSrtCd: 'R', p: 1 }], 1));
+    writer.writeRound([leader.apply('quote', 'kospi', [{ isuSrtCd: 'R', p: 1 }], 1)]);
     await until(() => fenced !== '', 2000, 'fenced');
     expect(await db.redis.hGet(k.state('quote.kospi'), 'R')).toBeNull();
   });
