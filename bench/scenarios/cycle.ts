@@ -76,6 +76,21 @@ export interface CycleResult {
   readonly droppedRows: number;
   /** Bodies the reader refused (read the plain way instead), all cycles. */
   readonly plainReads: number;
+  /**
+   * The poller's path and bare `JSON.parse`, each alone over the same
+   * bodies (a fresh store, then the parses, one after the other): means
+   * per cycle, every garbage collection included, and their ratio. Beside
+   * each other in one heap, a collection that one's garbage causes can
+   * fall in the other's time, and a median leaves out the cycles it falls
+   * in; alone, each pays for its own, as its CPU does.
+   */
+  readonly alone: {
+    readonly cycleMs: number;
+    readonly jsonParseMs: number;
+    readonly ratio: number;
+    /** V8 heap the poller's path holds after its run (reader, store: rows, replay rings), after full collections, per symbol, KB. */
+    readonly heapKbPerTopic: number;
+  };
   /** Cycles whose events (topic, seq, kind, frame, checksum, row) differed between the two paths, all cycles. */
   readonly mismatches: number;
   /** Hottest functions of each path by self time, when profiled. */
@@ -196,6 +211,18 @@ function phase(path: Path, texts: readonly string[], warmup: number, count: numb
   return out;
 }
 
+/** Mean ms of `run(i)` over cycles `warmup + 1` to `count - 1`, nothing else run in between (starts from a collected heap). */
+function aloneMean(run: (i: number) => void, warmup: number, count: number): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    run(i);
+    if (i > warmup) total += performance.now() - t0;
+  }
+  return total / (count - warmup - 1);
+}
+
 /** Runs the cycle scenario: bodies are made first; the real path takes them all, then the plain path, each beside a bare parse of every body. */
 export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
   const profiled = cfg.profileDir !== undefined ? 50 : 0;
@@ -207,6 +234,18 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
   const plain = plainPath(e, texts, counts.dropped);
   const r = phase(real, texts, cfg.warmup, total - profiled);
   const p = phase(plain, texts, cfg.warmup, total - profiled);
+  const heapUsed = (): number => {
+    (globalThis as { gc?: () => void }).gc?.();
+    (globalThis as { gc?: () => void }).gc?.();
+    return process.memoryUsage().heapUsed;
+  };
+  const heapBefore = heapUsed();
+  const alonePath = realPath(e, bytes, { n: 0 });
+  const aloneCycle = aloneMean((i) => alonePath.run(i), cfg.warmup, total - profiled);
+  const heapKbPerTopic = (heapUsed() - heapBefore) / 1024 / cfg.symbols;
+  let sink = 0;
+  const aloneParse = aloneMean((i) => (sink += (JSON.parse(texts[i]!) as { isuLists: unknown[] }).isuLists.length), cfg.warmup, total - profiled);
+  if (sink < 0) throw new Error('unreachable');
   const mismatches = r.digests.filter((d, i) => d !== p.digests[i]).length;
   const sum = (s: number[]): number => s.reduce((a, b) => a + b, 0);
   const jsonParseMs = median(r.parse);
@@ -228,6 +267,7 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
       ratioToJsonParse: plainMs / median(p.parse),
       stagesMs: { parse: stage(p.stages, 0), normalise: stage(p.stages, 1), apply: stage(p.stages, 2), publish: stage(p.stages, 3) },
     },
+    alone: { cycleMs: aloneCycle, jsonParseMs: aloneParse, ratio: aloneCycle / aloneParse, heapKbPerTopic },
     changes: median(r.changes),
     droppedRows: counts.dropped.n,
     plainReads: counts.plainReads.n,
