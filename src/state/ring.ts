@@ -1,33 +1,82 @@
+import type { Row } from '../upstream/normalise.js';
+
 /**
- * A fixed-capacity ring of serialised patch frames of one topic, by seq, for
+ * A fixed-capacity ring of the patch frames of one topic, by seq, for
  * resume: a client that reconnects with its last seq gets the frames it
  * missed if they are all still here.
  *
  * The ring holds one run of consecutive seqs ending at the last one pushed:
  * a resume needs every frame from its seq to the latest, so frames before a
  * gap could never be sent, and a seq need not be stored per frame.
+ *
+ * A change the store made here is kept as the rows before and after it,
+ * its time and its checksum, and its frame is made again only when a
+ * resume asks for it: the rows are the topic's state and outlive a poll
+ * anyway, while a frame kept as a string was one more object per change
+ * to outlive the young generation. Copying those frames out of it was
+ * most of the garbage collector's time with a whole market changing every
+ * second (bench/README.md, "The replay rings keep rows"). Frames the ring
+ * is given as they are (a cluster leader's, or loaded from the shared
+ * state) are kept as they are.
  */
+
+/** Makes the patch frame of `seq` (time `ts`) that changed `prev` into `row`. */
+export type FrameMaker = (seq: number, ts: number, prev: Row, row: Row) => string;
+
+/** The last `capacity` patch frames of a topic, for resume. */
 export class ReplayRing {
-  private readonly frames: (string | undefined)[];
+  /**
+   * Three entries per slot, side by side (one place in memory to write per
+   * change): the frame as given, or the row before the change; undefined,
+   * or the row after it; and the change's time, as ms after `baseTs` (a
+   * small integer, which an array holds without allocating).
+   */
+  private readonly items: unknown[];
+  private readonly baseTs: number;
   private head = 0;
   private size = 0;
   /** Seq of the last frame pushed (meaningful while `size` > 0). */
   private last = 0;
 
-  /** A ring holding the last `capacity` frames (at least 1). */
-  constructor(readonly capacity: number) {
+  /** A ring holding the last `capacity` frames (at least 1); `baseTs`: about when its changes happen (ms epoch). */
+  constructor(
+    readonly capacity: number,
+    baseTs = 0,
+  ) {
     const c = Math.max(1, Math.floor(capacity));
-    this.frames = new Array<string | undefined>(c);
+    this.items = new Array<unknown>(3 * c).fill(undefined);
+    this.baseTs = baseTs;
   }
 
   /** Adds the frame of `seq`; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
   push(seq: number, frame: string): void {
-    const c = this.frames.length;
+    const k = 3 * this.slot(seq);
+    this.items[k] = frame;
+    this.items[k + 1] = undefined;
+  }
+
+  /**
+   * Adds the change of `seq` as the rows before and after it and its time
+   * (the same rule of order as `push`); its frame is made by `since`'s
+   * maker when a resume needs it.
+   */
+  pushRows(seq: number, ts: number, prev: Row, row: Row): void {
+    const k = 3 * this.slot(seq);
+    const items = this.items;
+    items[k] = prev;
+    items[k + 1] = row;
+    items[k + 2] = ts - this.baseTs;
+  }
+
+  /** The slot for `seq`, the ring advanced past it. */
+  private slot(seq: number): number {
+    const c = this.items.length / 3;
     if (this.size > 0 && seq !== this.last + 1) this.size = 0;
-    this.frames[this.head] = frame;
+    const i = this.head;
     if (++this.head === c) this.head = 0;
     if (this.size < c) this.size++;
     this.last = seq;
+    return i;
   }
 
   /** Oldest seq held, or undefined when empty. */
@@ -38,20 +87,26 @@ export class ReplayRing {
   /**
    * The frames with seq greater than `after`, in order, when they are all
    * held and contiguous up to `latest`; undefined otherwise (the caller then
-   * sends a snapshot). Empty when the client is already at `latest`.
+   * sends a snapshot). Empty when the client is already at `latest`. A
+   * change held as rows gets its frame from `make`.
    */
-  since(after: number, latest: number): string[] | undefined {
+  since(after: number, latest: number, make: FrameMaker): string[] | undefined {
     if (after === latest) return [];
     if (after > latest || this.size === 0 || latest !== this.last || after + 1 < this.last - this.size + 1) return undefined;
-    const c = this.frames.length;
+    const c = this.items.length / 3;
+    const items = this.items;
     const out: string[] = [];
-    for (let seq = after + 1; seq <= latest; seq++) out.push(this.frames[(this.head - 1 - (latest - seq) + 2 * c) % c]!);
+    for (let seq = after + 1; seq <= latest; seq++) {
+      const k = 3 * ((this.head - 1 - (latest - seq) + 2 * c) % c);
+      const row = items[k + 1] as Row | undefined;
+      out.push(row === undefined ? (items[k] as string) : make(seq, this.baseTs + (items[k + 2] as number), items[k] as Row, row));
+    }
     return out;
   }
 
   /** Drops every frame (e.g. when the topic's row is replaced by a snapshot). */
   clear(): void {
-    this.frames.fill(undefined);
+    this.items.fill(undefined);
     this.size = 0;
   }
 }

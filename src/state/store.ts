@@ -100,6 +100,17 @@ export interface PersistedEntry {
   readonly crc: number;
 }
 
+/**
+ * The patch frame of a change the replay ring holds as rows, byte for byte
+ * the one `apply` sent: whichever of its paths made it, `apply` writes the
+ * operations `diffRows` gives (the new row's keys in order, then the
+ * removed ones) as `encode` does, with the row's `rowChecksum`
+ * (test/state/store.test.ts).
+ */
+function remadeFrame(e: TopicEntry, seq: number, ts: number, prev: Row, row: Row): string {
+  return plainPatchFrame(e.topic, seq, ts, diffRows(prev, row), rowChecksum(row));
+}
+
 /** A new random epoch id. */
 export function newEpoch(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -167,6 +178,7 @@ export class StateStore {
     e.ts = c.ts;
     e.seenTs = c.ts;
     e.crc = c.crc;
+    // The frame as the leader made it: made again from this process's rows, whose key order an added field can change, its operations could come in another order.
     (e.ring ??= new ReplayRing(this.ringSize)).push(c.seq, c.frame);
     return { kind: 'applied', event: new Change(e.topic, c.code, c.seq, 'patch', c.frame, row, c.crc, c.ops) };
   }
@@ -270,7 +282,7 @@ export class StateStore {
       e.seq++;
       e.ts = ts;
       frame ??= plainPatchFrame(e.topic, e.seq, ts, ops!, e.crc);
-      (e.ring ??= new ReplayRing(this.ringSize)).push(e.seq, frame);
+      (e.ring ??= new ReplayRing(this.ringSize, ts)).pushRows(e.seq, ts, prev, row);
       events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
     }
     return { channel, market, ts, events };
@@ -286,7 +298,7 @@ export class StateStore {
     e.crc = textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
     const seq = e.seq + 1;
     const frame = frames.write(e.code, seq, e.crc, layout, d, i) ?? this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart);
-    (e.ring ??= new ReplayRing(this.ringSize)).push(seq, frame);
+    (e.ring ??= new ReplayRing(this.ringSize, ts)).pushRows(seq, ts, e.row, row);
     e.row = row;
     e.seq = seq;
     e.ts = ts;
@@ -334,7 +346,7 @@ export class StateStore {
    */
   replay(e: TopicEntry, after: number): string[] | undefined {
     if (after === e.seq) return [];
-    return e.ring?.since(after, e.seq);
+    return e.ring?.since(after, e.seq, (seq, ts, prev, row) => remadeFrame(e, seq, ts, prev, row));
   }
 
   private feed(channel: Channel, market: Market): FeedState {

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ReplayRing } from '../../src/state/ring.js';
+import { ReplayRing, type FrameMaker } from '../../src/state/ring.js';
+
+/** For rings given only frames: a change held as rows would be a mistake here. */
+const NO_ROWS: FrameMaker = () => {
+  throw new Error('no change was pushed as rows');
+};
 
 describe('ReplayRing', () => {
   const filled = (n: number, cap: number) => {
@@ -10,32 +15,32 @@ describe('ReplayRing', () => {
   };
   it('returns exactly the missed frames within capacity', () => {
     const r = filled(10, 32);
-    expect(r.since(7, 10)).toEqual(['f8', 'f9', 'f10']);
-    expect(r.since(1, 10)).toEqual(['f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9', 'f10']);
-    expect(r.since(10, 10)).toEqual([]);
+    expect(r.since(7, 10, NO_ROWS)).toEqual(['f8', 'f9', 'f10']);
+    expect(r.since(1, 10, NO_ROWS)).toEqual(['f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9', 'f10']);
+    expect(r.since(10, 10, NO_ROWS)).toEqual([]);
   });
   it('refuses a resume older than what it holds', () => {
     const r = filled(100, 8);
     expect(r.oldest()).toBe(93);
-    expect(r.since(91, 100)).toBeUndefined();
-    expect(r.since(92, 100)).toHaveLength(8);
+    expect(r.since(91, 100, NO_ROWS)).toBeUndefined();
+    expect(r.since(92, 100, NO_ROWS)).toHaveLength(8);
   });
   it('refuses a seq ahead of the latest and an empty ring', () => {
-    expect(filled(10, 32).since(11, 10)).toBeUndefined();
-    expect(new ReplayRing(4).since(1, 3)).toBeUndefined();
+    expect(filled(10, 32).since(11, 10, NO_ROWS)).toBeUndefined();
+    expect(new ReplayRing(4).since(1, 3, NO_ROWS)).toBeUndefined();
   });
   it('refuses when the latest is not held', () => {
     const r = filled(10, 32);
-    expect(r.since(5, 12)).toBeUndefined();
-    expect(r.since(5, 9)).toBeUndefined();
+    expect(r.since(5, 12, NO_ROWS)).toBeUndefined();
+    expect(r.since(5, 9, NO_ROWS)).toBeUndefined();
   });
   it('after a gap in seqs, holds only the frames from the gap on', () => {
     const r = filled(6, 32);
     r.push(9, 'f9');
     r.push(10, 'f10');
     expect(r.oldest()).toBe(9);
-    expect(r.since(5, 10)).toBeUndefined();
-    expect(r.since(8, 10)).toEqual(['f9', 'f10']);
+    expect(r.since(5, 10, NO_ROWS)).toBeUndefined();
+    expect(r.since(8, 10, NO_ROWS)).toEqual(['f9', 'f10']);
   });
 });
 
@@ -54,8 +59,8 @@ describe('ReplayRing contents', () => {
             const latest = i + 1;
             const held = Math.min(cap, latest);
             expect(r.oldest()).toBe(latest - held + 1);
-            expect(r.since(latest - held, latest)).toEqual(pushed.slice(latest - held));
-            if (held > 1) expect(r.since(latest - 2, latest)).toEqual(pushed.slice(latest - 2));
+            expect(r.since(latest - held, latest, NO_ROWS)).toEqual(pushed.slice(latest - held));
+            if (held > 1) expect(r.since(latest - 2, latest, NO_ROWS)).toEqual(pushed.slice(latest - 2));
           });
         },
       ),
@@ -69,7 +74,7 @@ describe('ReplayRing contents', () => {
         const pushed = sizes.map((n, i) => `${i}:` + '한x'.repeat(n % 7 === 0 ? n : n % 97));
         pushed.forEach((f, i) => r.push(i + 1, f));
         const held = Math.min(cap, pushed.length);
-        expect(r.since(pushed.length - held, pushed.length)).toEqual(pushed.slice(pushed.length - held));
+        expect(r.since(pushed.length - held, pushed.length, NO_ROWS)).toEqual(pushed.slice(pushed.length - held));
       }),
       { numRuns: 200 },
     );
@@ -80,6 +85,55 @@ describe('ReplayRing contents', () => {
     r.clear();
     expect(r.oldest()).toBeUndefined();
     r.push(2, 'b');
-    expect(r.since(1, 2)).toEqual(['b']);
+    expect(r.since(1, 2, NO_ROWS)).toEqual(['b']);
+  });
+});
+
+describe('ReplayRing of rows', () => {
+  const make: FrameMaker = (seq, ts, prev, row) => JSON.stringify({ seq, ts, from: prev.v, to: row.v });
+  const r = (v: number) => ({ isuSrtCd: '005930', v });
+
+  it('makes the frame of a change held as rows when a resume asks, from the rows before and after it', () => {
+    const ring = new ReplayRing(3, 1_000);
+    let prev = r(0);
+    // Times before, near and far from the ring's base (an offset too large for a small integer included).
+    const times = [0, 0, 1_002, 1_003, 999, 1_000 + 2 ** 40, 1_795_834_800_123];
+    for (let seq = 2; seq <= 6; seq++) {
+      const row = r(seq);
+      ring.pushRows(seq, times[seq]!, prev, row);
+      prev = row;
+    }
+    expect(ring.oldest()).toBe(4);
+    expect(ring.since(3, 6, make)!.map((f) => JSON.parse(f))).toEqual([
+      { seq: 4, ts: 999, from: 3, to: 4 },
+      { seq: 5, ts: 1_000 + 2 ** 40, from: 4, to: 5 },
+      { seq: 6, ts: 1_795_834_800_123, from: 5, to: 6 },
+    ]);
+    expect(ring.since(2, 6, make)).toBeUndefined();
+  });
+
+  it('keeps frames given as they are beside changes held as rows, in seq order', () => {
+    const ring = new ReplayRing(4);
+    ring.push(1, 'loaded-1');
+    ring.push(2, 'loaded-2');
+    ring.pushRows(3, 30, r(2), r(3));
+    ring.push(4, 'loaded-4');
+    expect(ring.since(0, 4, make)).toEqual(['loaded-1', 'loaded-2', make(3, 30, r(2), r(3)), 'loaded-4']);
+    // The slot of a frame given as it is, reused for rows, makes its frame again (and the other way round).
+    ring.pushRows(5, 50, r(4), r(5));
+    ring.push(6, 'loaded-6');
+    expect(ring.since(2, 6, make)).toEqual([make(3, 30, r(2), r(3)), 'loaded-4', make(5, 50, r(4), r(5)), 'loaded-6']);
+  });
+
+  it('after a gap or a clear, holds only what came after', () => {
+    const ring = new ReplayRing(4);
+    ring.pushRows(1, 10, r(0), r(1));
+    ring.pushRows(3, 30, r(2), r(3));
+    expect(ring.oldest()).toBe(3);
+    expect(ring.since(0, 3, make)).toBeUndefined();
+    expect(ring.since(2, 3, make)).toEqual([make(3, 30, r(2), r(3))]);
+    ring.clear();
+    expect(ring.oldest()).toBeUndefined();
+    expect(ring.since(2, 3, make)).toBeUndefined();
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
-import { StateStore } from '../../src/state/store.js';
+import { StateStore, type ChangeBatch } from '../../src/state/store.js';
+import type { Row } from '../../src/upstream/normalise.js';
 import { rowChecksum } from '../../src/protocol/crc32.js';
 import { SnapshotMsg, PatchMsg } from '../../src/protocol/messages.js';
 
@@ -81,5 +83,72 @@ describe('StateStore', () => {
   it('skips rows without a key', () => {
     const s = new StateStore();
     expect(s.apply('quote', 'kospi', [{ trdPrc: 1 }, { isuSrtCd: '', trdPrc: 2 }], 1).events).toEqual([]);
+  });
+});
+
+describe('StateStore replay', () => {
+  // Values a row's fields take: numbers of every kind, strings that need escaping or are not ASCII, null and booleans.
+  const value = fc.oneof(
+    fc.integer({ min: -1e6, max: 1e6 }),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.constantFrom(0, -0, 1e21, 2 ** 53, 0.1),
+    fc.string({ maxLength: 6 }),
+    fc.constantFrom('삼성전자', ' -', 'a"b', 'c\\d', '\u2028', '\ud800'),
+    fc.constant(null),
+    fc.boolean(),
+  );
+  const fields = fc.dictionary(fc.constantFrom('trdPrc', 'accTrdvol', 'mktcap', 'isuKorNm', 'x', '10'), value, { maxKeys: 5 });
+  const rows = fc.array(fields, { minLength: 1, maxLength: 40 });
+
+  /** Every patch frame of every batch, by topic and seq. */
+  function collect(batches: readonly ChangeBatch[]): Map<string, Map<number, string>> {
+    const out = new Map<string, Map<number, string>>();
+    for (const b of batches) {
+      for (const e of b.events) {
+        if (e.kind !== 'patch') continue;
+        if (!out.has(e.topic)) out.set(e.topic, new Map());
+        out.get(e.topic)!.set(e.seq, e.frame);
+      }
+    }
+    return out;
+  }
+
+  it('resends, from any seq the ring covers, the very frames sent live: by apply, and by mirror on another process', () => {
+    fc.assert(
+      fc.property(rows, fc.integer({ min: 1, max: 8 }), (seq, ringSize) => {
+        const s = new StateStore({ epoch: 'e', ringSize });
+        const m = new StateStore({ epoch: 'e', ringSize });
+        const batches: ChangeBatch[] = [];
+        seq.forEach((f, i) => {
+          const r: Row = { isuSrtCd: '005930', ...(f as Row) };
+          const b = s.apply('quote', 'kospi', [r], 1_000 + i);
+          batches.push(b);
+          for (const e of b.events) {
+            const o = m.mirror('quote', 'kospi', {
+              code: '005930',
+              seq: e.seq,
+              ts: b.ts,
+              kind: e.kind,
+              frame: e.frame,
+              row: e.row,
+              ...(e.ops ? { ops: e.ops } : {}),
+              crc: e.crc!,
+            });
+            expect(o.kind).toBe('applied');
+          }
+        });
+        const live = collect(batches).get('quote.kospi.005930') ?? new Map<number, string>();
+        for (const store of [s, m]) {
+          const e = store.entry('quote', 'kospi', '005930')!;
+          const oldest = Math.max(1, e.seq - ringSize);
+          for (let after = oldest; after <= e.seq; after++) {
+            const want = Array.from({ length: e.seq - after }, (_, k) => live.get(after + 1 + k));
+            expect(store.replay(e, after)).toEqual(want);
+          }
+          if (oldest > 1) expect(store.replay(e, oldest - 1)).toBeUndefined();
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

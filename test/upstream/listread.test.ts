@@ -230,6 +230,8 @@ function compare(e: Endpoint, start: RowModel[], steps: Op[][], tally: Tally): v
   const fast = new StateStore({ epoch: 'e' });
   const plain = new StateStore({ epoch: 'e' });
   let lastRows: readonly object[] = [];
+  // Every patch frame the fast store sent, by topic and seq: a resume must get these very frames again.
+  const live = new Map<string, string>();
   for (let i = 0; i <= steps.length; i++) {
     let broken: string | undefined;
     for (const o of i === 0 ? [] : steps[i - 1]!) broken = applyOp(model, o) ?? broken;
@@ -251,12 +253,17 @@ function compare(e: Endpoint, start: RowModel[], steps: Op[][], tally: Tally): v
     const a = fast.apply('quote', 'kospi', got.value.rows, ts, undefined, got.delta);
     const b = plain.apply('quote', 'kospi', want.value.rows, ts);
     expect(events(a)).toEqual(events(b));
+    for (const ev of a.events) if (ev.kind === 'patch') live.set(`${ev.topic} ${ev.seq}`, ev.frame);
   }
   for (const e2 of plain.entries('quote', 'kospi')) {
     const mine = fast.entry('quote', 'kospi', e2.code)!;
     expect([mine.seq, mine.crc, mine.seenTs, JSON.stringify(mine.row)]).toEqual([e2.seq, e2.crc, e2.seenTs, JSON.stringify(e2.row)]);
     // A resume from any seq gets the same frames either way.
-    for (let after = 0; after <= e2.seq; after++) expect(fast.replay(mine, after)).toEqual(plain.replay(e2, after));
+    for (let after = 0; after <= e2.seq; after++) {
+      const got = fast.replay(mine, after);
+      expect(got).toEqual(plain.replay(e2, after));
+      if (got !== undefined) expect(got).toEqual(Array.from({ length: e2.seq - after }, (_, k) => live.get(`${e2.topic} ${after + 1 + k}`)));
+    }
   }
 }
 
