@@ -107,7 +107,7 @@ function recoveredOf(
       out[topic] = true;
     } else {
       s.forgetAhead(topic);
-      out[topic] = ctx.store.replay(e, held) !== undefined;
+      out[topic] = ctx.store.canReplay(e, held);
     }
   }
   return out;

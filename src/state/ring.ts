@@ -92,7 +92,7 @@ export class ReplayRing {
    */
   since(after: number, latest: number, make: FrameMaker): string[] | undefined {
     if (after === latest) return [];
-    if (after > latest || this.size === 0 || latest !== this.last || after + 1 < this.last - this.size + 1) return undefined;
+    if (!this.covers(after, latest)) return undefined;
     const c = this.items.length / 3;
     const items = this.items;
     const out: string[] = [];
@@ -102,6 +102,12 @@ export class ReplayRing {
       out.push(row === undefined ? (items[k] as string) : make(seq, this.baseTs + (items[k + 2] as number), items[k] as Row, row));
     }
     return out;
+  }
+
+  /** Whether `since(after, latest)` would give the frames (without making them). */
+  covers(after: number, latest: number): boolean {
+    if (after === latest) return true;
+    return after < latest && this.size > 0 && latest === this.last && after + 1 >= this.last - this.size + 1;
   }
 
   /** Drops every frame (e.g. when the topic's row is replaced by a snapshot). */

@@ -340,9 +340,15 @@ export class StateStore {
     return snapshotFrameOf(snapshotHead(e.topic), e.seq, e.seenTs, s.tail);
   }
 
+  /** Whether `replay(e, after)` would give the frames, without making them. */
+  canReplay(e: TopicEntry, after: number): boolean {
+    return after === e.seq || e.ring?.covers(after, e.seq) === true;
+  }
+
   /**
    * The patch frames a client at seq `after` missed, when all are still in
-   * the ring; undefined when it must get a snapshot instead.
+   * the ring (made again from the rows where the ring keeps those);
+   * undefined when it must get a snapshot instead.
    */
   replay(e: TopicEntry, after: number): string[] | undefined {
     if (after === e.seq) return [];

@@ -59,6 +59,10 @@ describe('ReplayRing contents', () => {
             const latest = i + 1;
             const held = Math.min(cap, latest);
             expect(r.oldest()).toBe(latest - held + 1);
+            // covers says what since gives, for every seq around what the ring holds.
+            for (let after = latest - held - 2; after <= latest + 1; after++) {
+              for (const top of [latest - 1, latest, latest + 1]) expect(r.covers(after, top)).toBe(r.since(after, top, NO_ROWS) !== undefined);
+            }
             expect(r.since(latest - held, latest, NO_ROWS)).toEqual(pushed.slice(latest - held));
             if (held > 1) expect(r.since(latest - 2, latest, NO_ROWS)).toEqual(pushed.slice(latest - 2));
           });

@@ -144,8 +144,12 @@ describe('StateStore replay', () => {
           for (let after = oldest; after <= e.seq; after++) {
             const want = Array.from({ length: e.seq - after }, (_, k) => live.get(after + 1 + k));
             expect(store.replay(e, after)).toEqual(want);
+            expect(store.canReplay(e, after)).toBe(true);
           }
-          if (oldest > 1) expect(store.replay(e, oldest - 1)).toBeUndefined();
+          if (oldest > 1) {
+            expect(store.replay(e, oldest - 1)).toBeUndefined();
+            expect(store.canReplay(e, oldest - 1)).toBe(false);
+          }
         }
       }),
       { numRuns: 300 },
