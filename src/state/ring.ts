@@ -9,11 +9,11 @@ import type { Row } from '../upstream/normalise.js';
  * a resume needs every frame from its seq to the latest, so frames before a
  * gap could never be sent, and a seq need not be stored per frame.
  *
- * A change the store made here is kept as the rows before and after it,
- * its time and its checksum, and its frame is made again only when a
- * resume asks for it: the rows are the topic's state and outlive a poll
- * anyway, while a frame kept as a string was one more object per change
- * to outlive the young generation. Copying those frames out of it was
+ * A change the store made here is kept as the rows before and after it
+ * and its time, and its frame is made again only when a resume first asks
+ * for it (then kept, for the clients that resume after it): the rows are
+ * the topic's state and outlive a poll anyway, while a frame kept as a
+ * string was one more object per change to outlive the young generation. Copying those frames out of it was
  * most of the garbage collector's time with a whole market changing every
  * second (bench/README.md, "The replay rings keep rows"). Frames the ring
  * is given as they are (a cluster leader's, or loaded from the shared
@@ -88,7 +88,7 @@ export class ReplayRing {
    * The frames with seq greater than `after`, in order, when they are all
    * held and contiguous up to `latest`; undefined otherwise (the caller then
    * sends a snapshot). Empty when the client is already at `latest`. A
-   * change held as rows gets its frame from `make`.
+   * change held as rows gets its frame from `make`, and keeps it.
    */
   since(after: number, latest: number, make: FrameMaker): string[] | undefined {
     if (after === latest) return [];
@@ -99,7 +99,12 @@ export class ReplayRing {
     for (let seq = after + 1; seq <= latest; seq++) {
       const k = 3 * ((this.head - 1 - (latest - seq) + 2 * c) % c);
       const row = items[k + 1] as Row | undefined;
-      out.push(row === undefined ? (items[k] as string) : make(seq, this.baseTs + (items[k + 2] as number), items[k] as Row, row));
+      if (row !== undefined) {
+        // Made once: a reconnecting crowd resumes from the same few seqs.
+        items[k] = make(seq, this.baseTs + (items[k + 2] as number), items[k] as Row, row);
+        items[k + 1] = undefined;
+      }
+      out.push(items[k] as string);
     }
     return out;
   }

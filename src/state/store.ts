@@ -100,17 +100,6 @@ export interface PersistedEntry {
   readonly crc: number;
 }
 
-/**
- * The patch frame of a change the replay ring holds as rows, byte for byte
- * the one `apply` sent: whichever of its paths made it, `apply` writes the
- * operations `diffRows` gives (the new row's keys in order, then the
- * removed ones) as `encode` does, with the row's `rowChecksum`
- * (test/state/store.test.ts).
- */
-function remadeFrame(e: TopicEntry, seq: number, ts: number, prev: Row, row: Row): string {
-  return plainPatchFrame(e.topic, seq, ts, diffRows(prev, row), rowChecksum(row));
-}
-
 /** A new random epoch id. */
 export function newEpoch(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -133,6 +122,8 @@ export class StateStore {
   private epoch_: string;
   private readonly ringSize: number;
   private readonly feeds = new Map<string, FeedState>();
+  /** Layouts of the rows whose changes a resume makes frames of again. */
+  private readonly remakeLayouts = new Layouts();
 
   /** An empty store. */
   constructor(opts: StateStoreOptions = {}) {
@@ -352,7 +343,25 @@ export class StateStore {
    */
   replay(e: TopicEntry, after: number): string[] | undefined {
     if (after === e.seq) return [];
-    return e.ring?.since(after, e.seq, (seq, ts, prev, row) => remadeFrame(e, seq, ts, prev, row));
+    return e.ring?.since(after, e.seq, (seq, ts, prev, row) => this.remadeFrame(e, seq, ts, prev, row));
+  }
+
+  /**
+   * The patch frame of a change the replay ring holds as rows, byte for
+   * byte the one `apply` sent: whichever of its paths made it, it holds
+   * the operations `diffRows` gives (the new row's keys in order, then the
+   * removed ones) written as `encode` writes them, and the row's
+   * `rowChecksum` (test/state/store.test.ts). Made the way `apply` makes
+   * most: from the fields of a layout when the keys are the same.
+   */
+  private remadeFrame(e: TopicEntry, seq: number, ts: number, prev: Row, row: Row): string {
+    const layout = this.remakeLayouts.of(prev);
+    const n = diffLaid(prev, row, layout);
+    if (n > 0) {
+      const body = laidOpsJson(row, layout, n);
+      if (body !== undefined) return flat((e.patchHead ??= patchHead(e.topic)) + seq + patchTsPart(ts) + body + patchTail(shapedChecksum(row, layout)));
+    }
+    return plainPatchFrame(e.topic, seq, ts, diffRows(prev, row), rowChecksum(row));
   }
 
   private feed(channel: Channel, market: Market): FeedState {
