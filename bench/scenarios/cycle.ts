@@ -91,6 +91,12 @@ export interface CycleResult {
     /** V8 heap the poller's path holds after its run (reader, store: rows, replay rings), after full collections, per symbol, KB. */
     readonly heapKbPerTopic: number;
   };
+  /**
+   * A resume of every topic `back` changes behind, from the poller's path's
+   * store after its run alone: the frames it gives, the ms the first one
+   * takes and the ms the same resume takes again.
+   */
+  readonly resume: { readonly back: number; readonly frames: number; readonly firstMs: number; readonly againMs: number };
   /** Cycles whose events (topic, seq, kind, frame, checksum, row) differed between the two paths, all cycles. */
   readonly mismatches: number;
   /** Hottest functions of each path by self time, when profiled. */
@@ -107,6 +113,8 @@ function trdTm(i: number): string {
 /** One path from a body to a published batch, with the time of each stage. */
 interface Path {
   run(i: number): { batch: ChangeBatch; stages: number[] };
+  /** The path's store. */
+  readonly store: StateStore;
 }
 
 /** The bodies of a run: text and bytes of each, every one the previous with a share of the symbols changed. */
@@ -127,6 +135,7 @@ function realPath(e: Endpoint, bytes: readonly Buffer[], plainReads: { n: number
   const bus = new LocalBus();
   bus.subscribe('batch', () => undefined);
   return {
+    store,
     run(i) {
       const t0 = performance.now();
       const r = readBody(e, bytes[i]!, reader);
@@ -148,6 +157,7 @@ function plainPath(e: Endpoint, texts: readonly string[], dropped: { n: number }
   const bus = new LocalBus();
   bus.subscribe('batch', () => undefined);
   return {
+    store,
     run(i) {
       const t0 = performance.now();
       const body: unknown = JSON.parse(texts[i]!);
@@ -223,6 +233,23 @@ function aloneMean(run: (i: number) => void, warmup: number, count: number): num
   return total / (count - warmup - 1);
 }
 
+/** How far behind the resume probe's client is on every topic. */
+const RESUME_BACK = 5;
+
+/** Times a resume of every topic of `store`'s feed from `back` changes behind its seq (or its first seq), twice. */
+function timeResume(store: StateStore, back: number): CycleResult['resume'] {
+  const entries = [...store.entries(FEED.channel, FEED.market)];
+  let frames = 0;
+  const once = (): number => {
+    frames = 0;
+    const t0 = performance.now();
+    for (const e of entries) frames += store.replay(e, Math.max(1, e.seq - back))?.length ?? 0;
+    return performance.now() - t0;
+  };
+  const firstMs = once();
+  return { back, frames, firstMs, againMs: once() };
+}
+
 /** Runs the cycle scenario: bodies are made first; the real path takes them all, then the plain path, each beside a bare parse of every body. */
 export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
   const profiled = cfg.profileDir !== undefined ? 50 : 0;
@@ -243,6 +270,7 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
   const alonePath = realPath(e, bytes, { n: 0 });
   const aloneCycle = aloneMean((i) => alonePath.run(i), cfg.warmup, total - profiled);
   const heapKbPerTopic = (heapUsed() - heapBefore) / 1024 / cfg.symbols;
+  const resume = timeResume(alonePath.store, RESUME_BACK);
   let sink = 0;
   const aloneParse = aloneMean((i) => (sink += (JSON.parse(texts[i]!) as { isuLists: unknown[] }).isuLists.length), cfg.warmup, total - profiled);
   if (sink < 0) throw new Error('unreachable');
@@ -268,6 +296,7 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
       stagesMs: { parse: stage(p.stages, 0), normalise: stage(p.stages, 1), apply: stage(p.stages, 2), publish: stage(p.stages, 3) },
     },
     alone: { cycleMs: aloneCycle, jsonParseMs: aloneParse, ratio: aloneCycle / aloneParse, heapKbPerTopic },
+    resume,
     changes: median(r.changes),
     droppedRows: counts.dropped.n,
     plainReads: counts.plainReads.n,
