@@ -186,7 +186,7 @@ export class StateStore {
     let start = end;
     while (start > 0 && frames[start - 1]![0] === p.seq - (end - start)) start--;
     if (start < end) {
-      e.ring = new ReplayRing(this.ringSize);
+      e.ring = new ReplayRing(this.ringSize, p.ts);
       for (let i = Math.max(start, end - this.ringSize); i < end; i++) e.ring.push(frames[i]![0], frames[i]![1]);
     }
     const feed = this.feed(channel, market);
