@@ -3,7 +3,7 @@ import type { Row } from '../upstream/normalise.js';
 import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
-import { rowChecksum, shapedChecksum, textChecksum } from '../protocol/crc32.js';
+import { hasShape, rowChecksum, shapedChecksum, textChecksum } from '../protocol/crc32.js';
 import type { ListDelta } from '../upstream/listread.js';
 import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from '../protocol/patch.js';
@@ -100,6 +100,11 @@ export interface PersistedEntry {
   readonly crc: number;
 }
 
+/** A patch frame from its parts: the operations' JSON without brackets (`laidOpsJson`) between the topic's head, seq and `ts`, and the checksum. */
+function laidPatchFrame(e: TopicEntry, seq: number, tsPart: string, body: string, crc: number): string {
+  return flat((e.patchHead ??= patchHead(e.topic)) + seq + tsPart + body + patchTail(crc));
+}
+
 /** A new random epoch id. */
 export function newEpoch(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -122,7 +127,7 @@ export class StateStore {
   private epoch_: string;
   private readonly ringSize: number;
   private readonly feeds = new Map<string, FeedState>();
-  /** Layouts of the rows whose changes a resume makes frames of again. */
+  /** Layouts of the rows whose changes a resume makes frames of again, when a topic's own no longer fits them. */
   private readonly remakeLayouts = new Layouts();
 
   /** An empty store. */
@@ -261,7 +266,7 @@ export class StateStore {
         // Same keys in the same order: the changed fields are known, and so are their fragments.
         e.crc = shapedChecksum(row, layout);
         const body = laidOpsJson(row, layout, n);
-        if (body !== undefined) frame = flat((e.patchHead ??= patchHead(e.topic)) + (e.seq + 1) + (tsPart ??= patchTsPart(ts)) + body + patchTail(e.crc));
+        if (body !== undefined) frame = laidPatchFrame(e, e.seq + 1, (tsPart ??= patchTsPart(ts)), body, e.crc);
         else ops = diffRows(prev, row);
       } else {
         ops = diffRows(prev, row);
@@ -300,7 +305,7 @@ export class StateStore {
   private frameOfRow(e: TopicEntry, seq: number, row: Row, layout: RowLayout, d: ListDelta, i: number, tsPart: string): string {
     const n = d.changedCount(i);
     for (let k = 0; k < n; k++) layout.changed[k] = d.changedField(i, k);
-    return flat((e.patchHead ??= patchHead(e.topic)) + seq + tsPart + laidOpsJson(row, layout, n)! + patchTail(e.crc));
+    return laidPatchFrame(e, seq, tsPart, laidOpsJson(row, layout, n)!, e.crc);
   }
 
   /** The entry of a topic, by feed and code. */
@@ -355,11 +360,12 @@ export class StateStore {
    * most: from the fields of a layout when the keys are the same.
    */
   private remadeFrame(e: TopicEntry, seq: number, ts: number, prev: Row, row: Row): string {
-    const layout = this.remakeLayouts.of(prev);
+    // Usually the topic's rows have kept their keys: its own layout, else the one of those keys.
+    const layout = e.layout !== undefined && hasShape(prev, e.layout) ? e.layout : this.remakeLayouts.of(prev);
     const n = diffLaid(prev, row, layout);
     if (n > 0) {
       const body = laidOpsJson(row, layout, n);
-      if (body !== undefined) return flat((e.patchHead ??= patchHead(e.topic)) + seq + patchTsPart(ts) + body + patchTail(shapedChecksum(row, layout)));
+      if (body !== undefined) return laidPatchFrame(e, seq, patchTsPart(ts), body, shapedChecksum(row, layout));
     }
     return plainPatchFrame(e.topic, seq, ts, diffRows(prev, row), rowChecksum(row));
   }
