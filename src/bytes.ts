@@ -34,6 +34,14 @@ export class ByteBuilder {
     return n;
   }
 
+  /** Appends `b`'s bytes; returns how many. */
+  bytes(b: Uint8Array): number {
+    this.reserve(b.length);
+    this.buf.set(b, this.at);
+    this.at += b.length;
+    return b.length;
+  }
+
   /** Appends `n` bytes to be filled in later with `set`; returns where they start. */
   skip(n: number): number {
     this.reserve(n);

@@ -2,6 +2,7 @@ import type { FeedStatus } from '../bus/bus.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Logger } from '../log.js';
 import type { ChangeBatch } from '../state/store.js';
+import { frameBytes } from '../state/change.js';
 import { feedOf } from '../protocol/topics.js';
 import { statusFrame } from '../protocol/encode.js';
 import type { ChangeClock } from './clock.js';
@@ -56,7 +57,7 @@ export class Fanout {
         if (wild === undefined && direct === undefined) continue;
         this.clock.changed(ev.topic);
         // One Buffer per event, shared by every recipient (events from the store encode it once).
-        const frame = ev.bytes ?? Buffer.from(ev.frame);
+        const frame = frameBytes(ev);
         let n = 0;
         if (wild !== undefined) {
           for (let j = 0; j < wild.length; j++) {

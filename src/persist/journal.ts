@@ -5,6 +5,7 @@ import type { Bus, FeedStatus } from '../bus/bus.js';
 import type { Logger } from '../log.js';
 import type { Channel, Market } from '../protocol/constants.js';
 import type { ChangeEvent, StateStore, TopicEntry } from '../state/store.js';
+import { frameBytes } from '../state/change.js';
 import { LineBuffer } from './lines.js';
 import { FILES } from './load.js';
 import type { FeedRecord, TopicRecord } from './records.js';
@@ -18,8 +19,8 @@ import type { FeedRecord, TopicRecord } from './records.js';
  * the journal starts over.
  *
  * A change that follows one the journal already holds is appended as its
- * patch frame, the very text clients got: the store made it, so the journal
- * serialises nothing. Anything else (a new topic, a topic whose chain was
+ * patch frame, the very bytes clients got: the store made them, so the
+ * journal serialises nothing. Anything else (a new topic, a topic whose chain was
  * broken by a failed write, a topic that changed again after being marked
  * for its row) is appended as the topic's whole row, once, however often it
  * changed. The loader applies a frame only to the seq just before it, and
@@ -94,7 +95,7 @@ export class StateJournal {
   /** The codes whose rows are to be written, per feed (`channel.market`). */
   private dirtyTopics = new Map<string, DirtyCodes>();
   /** Patch frames to be written, in the order they came, with the feed and code of each. */
-  private frames: string[] = [];
+  private frames: Buffer[] = [];
   private frameFeeds: DirtyCodes[] = [];
   private frameCodes: string[] = [];
   /**
@@ -144,7 +145,7 @@ export class StateJournal {
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
       if (e.kind === 'patch' && chain.get(e.topic) === e.seq - 1 && this.frames.length < max && !d.codes.has(e.code)) {
-        this.frames.push(e.frame);
+        this.frames.push(frameBytes(e));
         this.frameFeeds.push(d);
         this.frameCodes.push(e.code);
       } else d.codes.add(e.code);

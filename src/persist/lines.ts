@@ -42,11 +42,11 @@ export class LineBuffer {
     this.addJson(JSON.stringify(value));
   }
 
-  /** Appends the line of a value already serialised: `json` must be `JSON.stringify` of it (a frame as sent, say). */
-  addJson(json: string): void {
+  /** Appends the line of a value already serialised: `json` must be `JSON.stringify` of it (a frame as sent, say), as text or as its UTF-8 bytes. */
+  addJson(json: string | Uint8Array): void {
     const out = this.out;
     const head = out.skip(HEAD);
-    const n = out.text(json);
+    const n = typeof json === 'string' ? out.text(json) : out.bytes(json);
     const c = crc32(out.view(head + HEAD, head + HEAD + n)) >>> 0;
     for (let k = 0; k < 8; k++) out.set(head + k, HEX[(c >>> (28 - 4 * k)) & 15]!);
     out.set(head + 8, 0x20);

@@ -7,6 +7,7 @@ import { statusFrame } from '../protocol/encode.js';
 import type { Logger } from '../log.js';
 import { kstDate, kstSecondOfDay } from '../market/calendar.js';
 import { feedOf } from '../protocol/topics.js';
+import { frameBytes } from '../state/change.js';
 import type { ChangeBatch, StateStore } from '../state/store.js';
 import { scanSegment, writeSummary, type LiveSegment } from './catalog.js';
 import { hhmmss, segmentName } from './format.js';
@@ -161,8 +162,14 @@ export class Recorder {
     // Each line straight into the bytes written: one long string joined and then encoded would be copied twice more.
     const out = (this.lines ??= new ByteBuilder(256 << 10));
     const head = `{"k":"c","t":${b.ts},"topic":`;
-    // The frame is JSON: it goes in as the line's `f` object, as it is. Escaped as a string, its quotes cost more than the rest of the line.
-    for (const e of b.events) out.text(`${head}${JSON.stringify(e.topic)},"seq":${e.seq},"f":${e.frame}}\n`);
+    // The frame is JSON: it goes in as the line's `f` object, its bytes as they are. Escaped as a string, its quotes cost more than the rest of the line.
+    for (const e of b.events) {
+      out.text(`${head}${JSON.stringify(e.topic)},"seq":${e.seq},"f":`);
+      out.bytes(frameBytes(e));
+      const end = out.skip(2);
+      out.set(end, 0x7d);
+      out.set(end + 1, 0x0a);
+    }
     this.write(out.take(), b.events.length, b.ts, feedOf(b.channel, b.market));
   }
 

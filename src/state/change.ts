@@ -28,25 +28,57 @@ export interface ChangeEvent {
   readonly crc?: number;
 }
 
+/** The UTF-8 bytes of an event's frame: the ones it holds, or encoded now for an event that holds none. */
+export function frameBytes(e: ChangeEvent): Buffer {
+  return e.bytes ?? Buffer.from(e.frame);
+}
+
 /**
- * A ChangeEvent made by the store: the frame's bytes are encoded on first
- * use and kept; a patch's operations, when not given, are read back from
+ * A ChangeEvent made by the store. Its frame is made once, as text or as
+ * bytes: a frame the store wrote as bytes (`Change.written`) is decoded to
+ * text only when something asks for the text, and a frame made as text is
+ * encoded only when something asks for the bytes; either is then kept. The
+ * consumers of every change (the fan-out, the state journal, the recorder)
+ * take the bytes. A patch's operations, when not given, are read back from
  * its frame on first use (nothing on the fan-out path needs them).
  */
 export class Change implements ChangeEvent {
+  private text: string | undefined;
   private encoded: Buffer | undefined;
+  /** Where a frame written as bytes is: `[start, end)` of `chunk`, a buffer shared by the frames of one batch. */
+  private chunk: Buffer | undefined = undefined;
+  private start = 0;
+  private end = 0;
 
-  /** An event of `kind` for `topic` at `seq`. */
+  /** An event of `kind` for `topic` at `seq`, whose frame is `frame`. */
   constructor(
     readonly topic: string,
     readonly code: string,
     readonly seq: number,
     readonly kind: 'snapshot' | 'patch',
-    readonly frame: string,
+    frame: string,
     readonly row: Row,
     readonly crc: number,
     private operations?: readonly PatchOp[],
-  ) {}
+  ) {
+    this.text = frame;
+    this.encoded = undefined;
+  }
+
+  /** A patch whose frame was written as the UTF-8 bytes `[start, end)` of `chunk` (not to be written again). */
+  static written(topic: string, code: string, seq: number, row: Row, crc: number, chunk: Buffer, start: number, end: number): Change {
+    const c = new Change(topic, code, seq, 'patch', '', row, crc);
+    c.text = undefined;
+    c.chunk = chunk;
+    c.start = start;
+    c.end = end;
+    return c;
+  }
+
+  /** The serialised message. */
+  get frame(): string {
+    return (this.text ??= this.chunk!.toString('utf8', this.start, this.end));
+  }
 
   /** The operations, for patches (undefined for snapshots). */
   get ops(): readonly PatchOp[] | undefined {
@@ -56,6 +88,6 @@ export class Change implements ChangeEvent {
 
   /** The frame's UTF-8 bytes (one Buffer for every recipient). */
   get bytes(): Buffer {
-    return (this.encoded ??= Buffer.from(this.frame));
+    return (this.encoded ??= this.chunk !== undefined ? this.chunk.subarray(this.start, this.end) : Buffer.from(this.text!));
   }
 }

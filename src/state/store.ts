@@ -293,12 +293,16 @@ export class StateStore {
   private changedValues(e: TopicEntry, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
     e.crc = textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
     const seq = e.seq + 1;
-    const frame = frames.write(e.code, seq, e.crc, layout, d, i) ?? this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart);
+    const at = frames.write(e.code, seq, e.crc, layout, d, i);
+    const change =
+      at >= 0
+        ? Change.written(e.topic, e.code, seq, row, e.crc, frames.chunk, at, frames.end)
+        : new Change(e.topic, e.code, seq, 'patch', this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart), row, e.crc);
     (e.ring ??= new ReplayRing(this.ringSize, ts)).pushRows(seq, ts, e.row, row);
     e.row = row;
     e.seq = seq;
     e.ts = ts;
-    return new Change(e.topic, e.code, seq, 'patch', frame, row, e.crc);
+    return change;
   }
 
   /** The patch frame serialised from the row's changed values (as `apply` does for rows without a delta). */

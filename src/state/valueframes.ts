@@ -6,14 +6,20 @@ import type { RowLayout } from './layout.js';
 
 /**
  * Patch frames of rows that a `ListReader` found changed in a few values,
- * written as bytes into one reused buffer: blocks made once per `apply`
- * call and per set of changed fields, the topic's code, the seq, the
- * changed values' bytes in the upstream body and the checksum; then read
- * back as one flat string in one step. Byte for byte the frame `apply`
- * serialises for the same change.
+ * written as bytes one after another into buffers of one `apply` call:
+ * blocks made once per call and per set of changed fields, the topic's
+ * code, the seq, the changed values' bytes in the upstream body and the
+ * checksum. The bytes are the frame every consumer takes (the sockets, the
+ * journal, the recorder); no text is made of them unless asked for. Byte
+ * for byte the UTF-8 of the frame `apply` serialises for the same change.
  */
 
 const SEQ_PART = asciiBytes('","seq":')!;
+
+/** Bytes of each buffer the frames of a call are written to (more for a longer frame). */
+const CHUNK_BYTES = 64 << 10;
+
+const EMPTY = Buffer.alloc(0);
 
 /** Changed-field sets whose blocks are kept: fields 0..30, one bit each. */
 const MASK_FIELDS = 31;
@@ -61,7 +67,9 @@ export class ValueFrames {
   readonly tsPart: string;
   /** Per layout and set of changed fields: the blocks between the values (see `blocks`); null when not ASCII. */
   private readonly cache = new Map<RowLayout, Map<number, Uint8Array[] | null>>();
-  private out = Buffer.allocUnsafe(1024);
+  /** The buffer being written: frames already written in it are held by their events, so a full one is left to them, never reused. */
+  private out = EMPTY;
+  private used = 0;
 
   /** A writer for `channel.market` frames stamped `ts`. */
   constructor(channel: Channel, market: Market, ts: number) {
@@ -69,25 +77,35 @@ export class ValueFrames {
     this.tsPart = patchTsPart(ts);
   }
 
+  /** The buffer the last frame was written to (valid after `write` returned its start). */
+  get chunk(): Buffer {
+    return this.out;
+  }
+
+  /** Where the last frame written ends in `chunk`. */
+  get end(): number {
+    return this.used;
+  }
+
   /**
-   * The patch frame of row `i` of `d` (topic `code`, `seq`, checksum
-   * `crc`, the row having `layout`); undefined when a part is not ASCII or
-   * a changed value's bytes are not its JSON (the caller then serialises
-   * the values).
+   * Writes the patch frame of row `i` of `d` (topic `code`, `seq`,
+   * checksum `crc`, the row having `layout`) and returns where it starts
+   * in `chunk` (it ends at `end`); -1 when a part is not ASCII or a changed
+   * value's bytes are not its JSON (the caller then serialises the values).
    */
-  write(code: string, seq: number, crc: number, layout: RowLayout, d: ListDelta, i: number): string | undefined {
+  write(code: string, seq: number, crc: number, layout: RowLayout, d: ListDelta, i: number): number {
     const n = d.changedCount(i);
     const fields = d.fields;
     const at = d.fieldAt(i);
     let mask = 0;
     for (let k = 0; k < n; k++) {
       const f = d.changedField(i, k);
-      if (fields[at + 3 * f + 2] !== 1) return undefined;
+      if (fields[at + 3 * f + 2] !== 1) return -1;
       mask = f < MASK_FIELDS && mask >= 0 ? mask | (1 << f) : -1;
     }
     const blocks = this.blocks(layout, d, i, mask);
     const topic = this.topic;
-    if (topic === undefined || blocks === undefined || !plainAscii(code) || seq >= 4_294_967_296) return undefined;
+    if (topic === undefined || blocks === undefined || !plainAscii(code) || seq >= 4_294_967_296) return -1;
     const seqDigits = digitCount(seq);
     const crcDigits = digitCount(crc);
     let len = topic.length + code.length + SEQ_PART.length + seqDigits + blocks[n]!.length + crcDigits + 1;
@@ -95,12 +113,16 @@ export class ValueFrames {
       const f = d.changedField(i, k);
       len += blocks[k]!.length + fields[at + 3 * f + 1]! - fields[at + 3 * f]!;
     }
-    if (len > this.out.length) this.out = Buffer.allocUnsafe(2 * len);
+    if (this.used + len > this.out.length) {
+      this.out = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, len));
+      this.used = 0;
+    }
     const out = this.out;
     const bytes = d.bytes;
     const start = d.rowStart(i);
-    out.set(topic, 0);
-    let p = topic.length;
+    const first = this.used;
+    out.set(topic, first);
+    let p = first + topic.length;
     for (let k = 0; k < code.length; k++) out[p++] = code.charCodeAt(k);
     out.set(SEQ_PART, p);
     p = putInt(out, p + SEQ_PART.length, seq, seqDigits);
@@ -114,7 +136,8 @@ export class ValueFrames {
     out.set(blocks[n]!, p);
     p = putInt(out, p + blocks[n]!.length, crc, crcDigits);
     out[p] = 0x7d;
-    return out.toString('latin1', 0, len);
+    this.used = first + len;
+    return first;
   }
 
   /**

@@ -11,6 +11,9 @@ import { LineBuffer, decodeLine, decodeLineAt, encodeLine } from '../../src/pers
 import { FILES, loadState } from '../../src/persist/load.js';
 import { restoreInto } from '../../src/persist/restore.js';
 import { StateStore } from '../../src/state/store.js';
+import { readBody } from '../../src/upstream/body.js';
+import { endpoint } from '../../src/upstream/catalogue.js';
+import { ListReader } from '../../src/upstream/listread.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'krx-state-'));
 
@@ -65,7 +68,8 @@ describe('state lines', () => {
     fc.assert(
       fc.property(fc.array(value, { maxLength: 30 }), fc.integer({ min: 1, max: 256 }), (values, room) => {
         const lines = new LineBuffer(room);
-        for (const v of values) lines.add(v);
+        // Every other value as its JSON's UTF-8 bytes (a frame as the store wrote it).
+        values.forEach((v, k) => (k % 2 === 0 ? lines.add(v) : lines.addJson(Buffer.from(JSON.stringify(v)))));
         const bytes = lines.take();
         expect(bytes.toString('utf8')).toBe(values.map(encodeLine).join(''));
         const read = bytes.toString('utf8').split('\n').slice(0, -1).map(decodeLine);
@@ -244,6 +248,27 @@ describe('the state journal, change by change', () => {
     for (const f of frames) expect(journal).toContain(` ${f}\n`);
     expect(restored(d).out).toEqual(held(store));
     expect(restored(d).out.get('quote.kospi.005930')).toMatchObject({ seq: 4, ts: 4000, row: { trdPrc: 103 } });
+  });
+
+  it('appends the frames the store wrote from a list body’s bytes as they are, and loads them back', async () => {
+    const d = dir();
+    const { store, j, bus } = await journalled(d);
+    const reader = new ListReader();
+    const lists = endpoint('v2.multiquote.lists');
+    const frames: string[] = [];
+    bus.subscribe('batch', (b) => frames.push(...b.events.filter((e) => e.kind === 'patch').map((e) => e.frame)));
+    for (let step = 0; step < 4; step++) {
+      const rows = ['005930', '000660', '035720'].map((c, i) => `{"isuSrtCd":"${c}","trdPrc":${1000 * (i + 1) + (i === 2 ? 0 : step)},"isuKorNm":"삼성"}`);
+      const r = readBody(lists, Buffer.from(`{"trdDd":"20240603","trdTm":"090500","isuLists":[${rows.join(',')}]}`), reader);
+      if (!r.ok || r.delta === undefined) throw new Error('not read incrementally');
+      bus.publish(store.apply('quote', 'kospi', r.value.rows, 1000 * (step + 1), undefined, r.delta));
+      if (step !== 2) await j.flush();
+    }
+    expect(kinds(d)).toEqual(['row', 'row', 'row', 'patch', 'patch', 'patch', 'patch', 'patch', 'patch']);
+    const journal = readFileSync(join(d, FILES.journal), 'utf8');
+    expect(frames).toHaveLength(6);
+    for (const f of frames) expect(journal).toContain(` ${f}\n`);
+    expect(restored(d).out).toEqual(held(store));
   });
 
   it('restores what the store holds after any run of changes, writes, failed writes and compactions', async () => {

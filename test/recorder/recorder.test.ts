@@ -11,6 +11,9 @@ import { readDay, segments, type Damage } from '../../src/recorder/reader.js';
 import { SegmentSummary } from '../../src/recorder/summary.js';
 import { RecordLine, readLine } from '../../src/recorder/format.js';
 import { StateStore, type ChangeEvent } from '../../src/state/store.js';
+import { readBody } from '../../src/upstream/body.js';
+import { endpoint } from '../../src/upstream/catalogue.js';
+import { ListReader } from '../../src/upstream/listread.js';
 import { DAY, T0, record } from './helpers.js';
 
 /** The recorder's files and summaries, retention, compression once the sessions are over (by a timer and by events), damage and a full disk. */
@@ -62,6 +65,30 @@ describe('the recorder', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('records the frames the store wrote from a list body’s bytes byte for byte', async () => {
+    const dir = tmp();
+    const store = new StateStore();
+    const bus = new LocalBus();
+    const r = new Recorder({ dir, store, logger: silentLogger(), now: () => T0 }, bus);
+    r.start();
+    const sent: ChangeEvent[] = [];
+    bus.subscribe('batch', (b) => void sent.push(...b.events));
+    const reader = new ListReader();
+    for (let s = 0; s < 5; s++) {
+      const rows = ['005930', '000660'].map(
+        (c, i) => `{"isuSrtCd":"${c}","trdPrc":${70_000 + 100 * s * (i + 1)},"accTrdvol":${s * 17},"isuKorNm":"종목\\"${i}"}`,
+      );
+      const got = readBody(endpoint('v2.multiquote.lists'), Buffer.from(`{"trdDd":"20240603","trdTm":"090500","isuLists":[${rows.join(',')}]}`), reader);
+      if (!got.ok || got.delta === undefined) throw new Error('not read incrementally');
+      bus.publish(store.apply('quote', 'kospi', got.value.rows, T0 + s, undefined, got.delta));
+    }
+    await r.stop();
+    const read: string[] = [];
+    for await (const l of readDay(dir, DAY)) if (l.k === 'c') read.push(l.f);
+    expect(sent).toHaveLength(10);
+    expect(read).toEqual(sent.map((e) => e.frame));
   });
 
   it('reads a line as a whole parse and check would, taking a change line apart at its frame, and any cut of one as damage', async () => {

@@ -204,9 +204,9 @@ function applyOp(b: BodyModel, o: Op): string | undefined {
   }
 }
 
-/** What a client can tell of an event. */
+/** What a client can tell of an event: the bytes it is sent (its frame as UTF-8) among them. */
 function events(b: ChangeBatch): unknown[] {
-  return b.events.map((e) => [e.topic, e.seq, e.kind, e.frame, e.crc, JSON.stringify(e.row)]);
+  return b.events.map((e) => [e.topic, e.seq, e.kind, e.frame, e.bytes?.toString('base64'), e.crc, JSON.stringify(e.row)]);
 }
 
 /** What a caller can tell of a read body (values as JSON, where +0 and -0 are one). */
@@ -232,6 +232,8 @@ function compare(e: Endpoint, start: RowModel[], steps: Op[][], tally: Tally): v
   let lastRows: readonly object[] = [];
   // Every patch frame the fast store sent, by topic and seq: a resume must get these very frames again.
   const live = new Map<string, string>();
+  // Every event's bytes and what they were when sent: later reads and applies must not change them.
+  const sent: [Buffer, string][] = [];
   for (let i = 0; i <= steps.length; i++) {
     let broken: string | undefined;
     for (const o of i === 0 ? [] : steps[i - 1]!) broken = applyOp(model, o) ?? broken;
@@ -253,8 +255,12 @@ function compare(e: Endpoint, start: RowModel[], steps: Op[][], tally: Tally): v
     const a = fast.apply('quote', 'kospi', got.value.rows, ts, undefined, got.delta);
     const b = plain.apply('quote', 'kospi', want.value.rows, ts);
     expect(events(a)).toEqual(events(b));
-    for (const ev of a.events) if (ev.kind === 'patch') live.set(`${ev.topic} ${ev.seq}`, ev.frame);
+    for (const ev of a.events) {
+      if (ev.kind === 'patch') live.set(`${ev.topic} ${ev.seq}`, ev.frame);
+      sent.push([ev.bytes!, ev.bytes!.toString('base64')]);
+    }
   }
+  for (const [bytes, was] of sent) expect(bytes.toString('base64')).toBe(was);
   for (const e2 of plain.entries('quote', 'kospi')) {
     const mine = fast.entry('quote', 'kospi', e2.code)!;
     expect([mine.seq, mine.crc, mine.seenTs, JSON.stringify(mine.row)]).toEqual([e2.seq, e2.crc, e2.seenTs, JSON.stringify(e2.row)]);
@@ -309,6 +315,35 @@ describe('ListReader on literal bodies', () => {
     const third = read(reader, body(row('005930', 100), row('000660', 2.1e2)));
     expect(third.value.rows[1]).toBe(second.value.rows[1]);
     expect(third.delta!.changedCount(1)).toBe(0);
+  });
+
+  it('writes the frames of changed values as bytes that stay whole across buffers and later reads', () => {
+    // 3,000 rows whose values all change each time: their frames fill several of the store's 64 KiB buffers.
+    const reader = new ListReader();
+    const fast = new StateStore({ epoch: 'e' });
+    const plain = new StateStore({ epoch: 'e' });
+    const codes = Array.from({ length: 3_000 }, (_, i) => String(100_000 + i));
+    const sent: [Buffer, string][] = [];
+    let written = 0;
+    for (let step = 0; step < 4; step++) {
+      const b = body(...codes.map((c, i) => row(c, 1_000_000 + 7 * i + step, step >= 2 ? ',"x":1' : '')));
+      const got = read(reader, b);
+      const want = readBody(LISTS, b);
+      if (!want.ok) throw new Error('plain read failed');
+      const a = fast.apply('quote', 'kospi', got.value.rows, 1_000 + step, undefined, got.delta);
+      const p = plain.apply('quote', 'kospi', want.value.rows, 1_000 + step);
+      expect(a.events.length).toBe(3_000);
+      for (let k = 0; k < a.events.length; k++) {
+        const e = a.events[k]!;
+        // Written from the body's bytes: a view of one of the store's buffers, not an encoded text (small ones come from an 8 KiB pool).
+        if (e.bytes!.buffer.byteLength >= 64 << 10) written++;
+        expect(e.bytes!.equals(Buffer.from(p.events[k]!.frame))).toBe(true);
+        sent.push([e.bytes!, p.events[k]!.frame]);
+      }
+    }
+    // Steps 1 and 3 changed values only (step 2 added a field: rows read whole).
+    expect(written).toBeGreaterThanOrEqual(6_000);
+    for (const [bytes, frame] of sent) expect(bytes.toString('utf8')).toBe(frame);
   });
 
   it('finds rows again after rows appear and disappear', () => {
