@@ -7,7 +7,7 @@ import { LookupLimits } from '../access/lookups.js';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config/config.js';
 import { Gateway } from '../gateway/gateway.js';
-import { onClientError } from '../http/client-errors.js';
+import { onClientError, onConnect } from '../http/client-errors.js';
 import { createHttpHandler } from '../http/handler.js';
 import { createLogger, type Logger } from '../log.js';
 import { KrxCalendar, coveredYears, operatorHolidays } from '../market/calendar.js';
@@ -199,9 +199,12 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeout: Math.max(config.HTTP_HEADERS_TIMEOUT_MS, 30_000),
       connectionsCheckingInterval: 1000,
+      // Answered by the handler, with a coded body like every other refusal (Node's own answer is a bare 400).
+      requireHostHeader: false,
     });
     server.maxConnections = config.MAX_CONNECTIONS + HTTP_SOCKET_MARGIN;
     server.on('clientError', onClientError);
+    server.on('connect', onConnect);
     const auth = authenticator(config);
     const lookups = new LookupLimits({
       perMinute: config.GETS_PER_MINUTE,

@@ -27,7 +27,7 @@ import { slowPolicy, type SlowPolicy } from './slow.js';
 import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress } from '../access/address.js';
-import { pathOf, refuseUpgrade } from './upgrade.js';
+import { codedHandshakeErrors, handshakeProblem, pathOf, refuseUpgrade } from './upgrade.js';
 import { welcomeFrame } from '../protocol/encode.js';
 
 /**
@@ -126,7 +126,7 @@ export class Gateway {
     this.serverName = `krx-bridge/${opts.version ?? packageVersion()}`;
     this.conns = new ConnectionCounter(opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp);
     this.maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
-    this.wss = new WebSocketServer(this.serverOptions());
+    this.wss = codedHandshakeErrors(new WebSocketServer(this.serverOptions()));
     this.fanout = new Fanout(this.index, this.clock, this.metrics, this.logger);
     this.statuses = new StatusBoard(opts.statuses);
     this.host = this.sessionHost(slowPolicy(opts.slow));
@@ -210,6 +210,8 @@ export class Gateway {
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', destroyOnError);
+    const bad = handshakeProblem(req);
+    if (bad !== undefined) return refuseUpgrade(socket, bad.status, bad.code, bad.message, bad.headers);
     const path = pathOf(req.url);
     const replayPath = path === `${this.path}/replay`;
     const replay = replayPath ? this.opts.replay : undefined;

@@ -15,15 +15,31 @@ const STATUS: Readonly<Record<string, [number, string]>> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
 };
 
-function answer(status: number, text: string, body?: { code: string; message: string }): string {
+function answer(status: number, text: string, body?: { code: string; message: string }, headers: Record<string, string> = {}): string {
   const json = body ? JSON.stringify({ error: body }) : '';
-  const extra = Object.entries(BASE_HEADERS)
+  const extra = Object.entries({ ...BASE_HEADERS, ...headers })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
   return (
     `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n${extra}` +
     (body ? `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` : 'Content-Length: 0\r\n') +
     `\r\n${json}`
+  );
+}
+
+/**
+ * The `connect` listener of the HTTP server: a `CONNECT` request (a proxy
+ * tunnel) is answered as any other method but GET and HEAD would be, a
+ * 405 (or a 400 for its usual target, the authority form, as for any
+ * method), instead of Node closing the socket without a word.
+ */
+export function onConnect(req: { url?: string }, socket: Duplex): void {
+  if (!socket.writable || socket.destroyed) return void socket.destroy();
+  const origin = req.url?.startsWith('/') === true;
+  socket.end(
+    origin
+      ? answer(405, 'Method Not Allowed', { code: 'method_not_allowed', message: 'only GET and HEAD are served' }, { Allow: 'GET, HEAD' })
+      : answer(400, 'Bad Request', { code: 'bad_request', message: 'the request target is not a valid path' }),
   );
 }
 

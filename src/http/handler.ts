@@ -119,9 +119,11 @@ export function createHttpHandler(deps: HttpDeps): HttpHandler {
 
 function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
   const url = parseTarget(req.url);
-  if (url === undefined) {
+  // RFC 9112 §3.2: an HTTP/1.1 request without a Host header is a 400.
+  const hostless = req.httpVersion === '1.1' && req.headers.host === undefined;
+  if (url === undefined || hostless) {
     res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: 'invalid', status: String(res.statusCode) }));
-    return sendError(res, 400, 'bad_request', 'the request target is not a valid path');
+    return sendError(res, 400, 'bad_request', hostless ? 'an HTTP/1.1 request needs a Host header' : 'the request target is not a valid path');
   }
   const [name, route] =
     ROUTES[url.pathname] ??

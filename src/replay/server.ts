@@ -7,6 +7,7 @@ import type { Limits } from '../protocol/constants.js';
 import type { SlowPolicy } from '../gateway/slow.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
+import { codedHandshakeErrors } from '../gateway/upgrade.js';
 import { hhmmss, kstMs } from '../recorder/format.js';
 import { ReplayQuery } from './query.js';
 import type { Damage } from '../recorder/reader.js';
@@ -66,7 +67,9 @@ export class ReplayServer {
   constructor(private readonly opts: ReplayServerOptions) {
     // closeTimeout: a peer that stopped reading never answers the close frame; it is cut after 5 s, as on /ws.
     const extra = { closeTimeout: 5000 };
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayloadBytes, perMessageDeflate: false, clientTracking: false, ...extra });
+    this.wss = codedHandshakeErrors(
+      new WebSocketServer({ noServer: true, maxPayload: opts.maxPayloadBytes, perMessageDeflate: false, clientTracking: false, ...extra }),
+    );
   }
 
   /** Checks a replay request: a valid query and a recording that covers part of its window; the query, or why not. */

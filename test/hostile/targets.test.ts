@@ -87,6 +87,40 @@ describe('malformed request targets against the running bridge', () => {
     expect(b.output()).not.toMatch(/uncaught exception|unhandled promise rejection/);
   }, 90_000);
 
+  it('answers CONNECT, a request without Host and every malformed WebSocket handshake with a coded error and nosniff', async () => {
+    const key = 'dGhlIHNhbXBsZSBub25jZQ==';
+    const upgrade = (method: string, headers: Record<string, string>) =>
+      `${method} /ws HTTP/1.1\r\nHost: x\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n`;
+    const good = { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' };
+    const cases: [string, number, string][] = [
+      ['CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n', 400, 'bad_request'],
+      ['CONNECT /status HTTP/1.1\r\nHost: x\r\n\r\n', 405, 'method_not_allowed'],
+      ['GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'bad_request'],
+      [upgrade('POST', good), 405, 'method_not_allowed'],
+      [upgrade('GET', { ...good, 'Sec-WebSocket-Key': 'short' }), 400, 'bad_request'],
+      [upgrade('GET', { ...good, 'Sec-WebSocket-Key': '' }), 400, 'bad_request'],
+      [upgrade('GET', { ...good, 'Sec-WebSocket-Version': '8', 'Sec-WebSocket-Origin': 'https://evil.example' }), 400, 'bad_request'],
+      [upgrade('GET', { ...good, 'Sec-WebSocket-Version': 'x' }), 400, 'bad_request'],
+      [upgrade('GET', { ...good, Upgrade: 'h2c' }), 400, 'bad_request'],
+      [upgrade('GET', { ...good, 'Sec-WebSocket-Protocol': 'a b' }), 400, 'bad_request'],
+      [upgrade('GET', { ...good, 'Sec-WebSocket-Protocol': 'a, a' }).replace('/ws', '/ws/replay?date=20260101&from=090000&to=100000'), 400, 'bad_request'],
+    ];
+    for (const [raw, status, code] of cases) {
+      const r = await rawRequest(b.port, raw);
+      const what = JSON.stringify(raw.slice(0, 60));
+      expect(r.status, what).toBe(status);
+      expect(r.text, what).toContain(`"code":"${code}"`);
+      expect(r.text.toLowerCase(), what).toContain('x-content-type-options: nosniff');
+    }
+    // Version 13 is the one spoken: it says so.
+    expect((await rawRequest(b.port, cases[6]![0])).text).toContain('Sec-WebSocket-Version: 13');
+    // A good handshake still opens.
+    expect((await rawRequest(b.port, upgrade('GET', good), 1000)).status).toBe(101);
+    await alive();
+  }, 30_000);
+
   it('cuts clients that send their headers slowly (408), and keeps serving the others meanwhile', async () => {
     const { connect } = await import('node:net');
     const slow = Array.from({ length: 50 }, () => {
