@@ -224,6 +224,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       lookups,
       ...(recording ? { replay: recording.replay } : {}),
       calendar,
+      sessions,
       metrics,
       families,
       statuses: () => topology.statuses(),

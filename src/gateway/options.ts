@@ -7,6 +7,7 @@ import type { StateStore } from '../state/store.js';
 import type { Authenticator } from '../access/auth.js';
 import type { LookupLimits } from '../access/lookups.js';
 import type { KrxCalendar } from '../market/calendar.js';
+import type { Sessions } from '../market/session.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { DemandSink, SymbolLookup } from './handlers.js';
@@ -55,6 +56,8 @@ export interface GatewayOptions {
   readonly replay?: ReplayEndpoint;
   /** The KRX calendar (lookups' default dates); default one without operator closures. */
   readonly calendar?: KrxCalendar;
+  /** The sessions' hours on `calendar` (the late opens), for the default dates of lookups; default those of `calendar`. */
+  readonly sessions?: Sessions;
   /** Per-client lookup limits, shared with `/api`; default a rate of `limits.getsPerMinute` per client and no share cap. */
   readonly lookups?: LookupLimits;
   /** Metrics to count into. */

@@ -1,4 +1,5 @@
 import { addDays, kstDate, kstSecondOfDay, type KrxCalendar } from '../market/calendar.js';
+import { hoursOn, type Sessions } from '../market/session.js';
 import type { Resource } from '../protocol/constants.js';
 
 /**
@@ -11,6 +12,8 @@ import type { Resource } from '../protocol/constants.js';
 /** What the defaults need: the calendar and the time. */
 export interface LookupDates {
   readonly calendar: KrxCalendar;
+  /** The sessions' hours on it (the late opens); default those of `calendar` with the known exam days. */
+  readonly sessions?: Sessions;
   /** Clock, ms epoch. */
   now(): number;
 }
@@ -18,13 +21,16 @@ export interface LookupDates {
 /** Bars or rows a dated lookup returns when the client gives no `count` and no `from`. */
 export const DEFAULT_COUNT = 20;
 
-const OPEN_SECONDS = 9 * 3600;
-
-/** The session the "today" of a lookup means: today once the market opened on a trading day, else the last trading day. */
+/**
+ * The session the "today" of a lookup means: today once the market opened
+ * on a trading day (09:00 KST, 10:00 on a late-open day), else the last
+ * trading day.
+ */
 export function lastSessionDate(d: LookupDates): string {
   const now = d.now();
   const today = kstDate(now);
-  if (d.calendar.isTradingDay(today) && kstSecondOfDay(now) >= OPEN_SECONDS) return today;
+  const hours = d.sessions?.hours(today) ?? hoursOn(d.calendar, today);
+  if (hours !== undefined && kstSecondOfDay(now) >= hours.open) return today;
   return d.calendar.prevTradingDay(today);
 }
 

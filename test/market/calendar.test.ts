@@ -93,6 +93,15 @@ describe('default dates of lookups', () => {
     expect(lastSessionDate(dates('2026-11-23T23:00:00Z'))).toBe('20261123'); // Tue 08:00 KST: Monday's
     expect(lastSessionDate(dates('2026-11-28T03:00:00Z'))).toBe('20261127'); // Saturday: Friday's
     expect(lastSessionDate(dates('2026-12-25T03:00:00Z'))).toBe('20261224'); // Christmas
+    // Late opens (10:00): the first trading day of 2027 and the exam day.
+    expect(lastSessionDate(dates('2027-01-04T00:45:00Z'))).toBe('20261230'); // 09:45 KST: not open yet
+    expect(lastSessionDate(dates('2027-01-04T01:00:00Z'))).toBe('20270104'); // 10:00 KST
+    expect(lastSessionDate(dates('2026-11-19T00:45:00Z'))).toBe('20261118'); // exam day, 09:45 KST
+    expect(lastSessionDate(dates('2026-11-19T01:00:00Z'))).toBe('20261119');
+    // An exam day an operator added (MARKET_EXAM_DAYS) is read from the sessions given.
+    const sessions = new Sessions(cal, ['20261124']);
+    expect(lastSessionDate({ ...dates('2026-11-24T00:30:00Z'), sessions })).toBe('20261123');
+    expect(lastSessionDate(dates('2026-11-24T00:30:00Z'))).toBe('20261124');
   });
 
   it('history: to today, 20 bars, from far enough back on the calendar', () => {
