@@ -105,6 +105,8 @@ export class StateJournal {
    */
   private readonly chain = new Map<string, number>();
   private readonly feeds = new Map<string, FeedRecord>();
+  /** When each feed's data was last refreshed, kept also for a feed whose first status has not come yet (its answer is published before it). */
+  private readonly refreshed = new Map<string, number>();
   private readonly dirtyFeeds = new Set<string>();
   private readonly now: () => number;
   private journal: FileHandle | undefined;
@@ -126,10 +128,12 @@ export class StateJournal {
     restoredFeeds: ReadonlyMap<string, FeedRecord> = new Map(),
   ) {
     this.now = opts.now ?? Date.now;
-    for (const [k, v] of restoredFeeds) this.feeds.set(k, v);
+    for (const [k, v] of restoredFeeds) {
+      this.feeds.set(k, v);
+      if (v.ok !== undefined) this.refreshed.set(k, v.ok);
+    }
     this.unsubscribe.push(
       bus.subscribe('batch', (b) => {
-        if (b.events.length === 0 && !this.feeds.has(`${b.channel}.${b.market}`)) return;
         if (b.events.length > 0) this.noteChanges(b.channel, b.market, b.events);
         this.noteRefresh(b.channel, b.market, b.ts);
       }),
@@ -172,7 +176,7 @@ export class StateJournal {
 
   /** When a feed's data was last refreshed, as written (restored at start, then as polled). */
   lastRefresh(channel: Channel, market: Market): number | undefined {
-    return this.feeds.get(`${channel}.${market}`)?.ok;
+    return this.refreshed.get(`${channel}.${market}`);
   }
 
   /** Counts for `/status`. */
@@ -256,8 +260,10 @@ export class StateJournal {
 
   private noteRefresh(channel: Channel, market: Market, ts: number): void {
     const key = `${channel}.${market}`;
+    if ((this.refreshed.get(key) ?? 0) >= ts) return;
+    this.refreshed.set(key, ts);
     const f = this.feeds.get(key);
-    if (f !== undefined && (f.ok ?? 0) < ts) {
+    if (f !== undefined) {
       this.feeds.set(key, { ...f, ok: ts });
       this.dirtyFeeds.add(key);
     }
@@ -265,7 +271,7 @@ export class StateJournal {
 
   private noteStatus(st: FeedStatus): void {
     const key = `${st.channel}.${st.market}`;
-    const ok = this.feeds.get(key)?.ok;
+    const ok = this.refreshed.get(key);
     const { opensAt: _o, asOf: _a, ...status } = st;
     this.feeds.set(key, { f: status, ...(ok !== undefined ? { ok } : {}) });
     this.dirtyFeeds.add(key);

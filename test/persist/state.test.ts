@@ -93,6 +93,20 @@ describe('state lines', () => {
 });
 
 describe('the state journal', () => {
+  it('keeps when a feed was last refreshed when its answer came before its first status (a start while the market is closed)', async () => {
+    const d = dir();
+    const { j, tick, bus } = await journalled(d);
+    // At a closed market's start the one fetch is published, then the feed says `closed`; nothing is polled after.
+    tick([{ isuSrtCd: '005930', trdPrc: 100 }], 1000);
+    bus.publishStatus({ channel: 'quote', market: 'kospi', state: 'closed', intervalMs: 30_000, ts: 1001, reason: 'market closed' });
+    expect(j.lastRefresh('quote', 'kospi')).toBe(1000);
+    await j.stop();
+    expect(loadState(d).feeds.get('quote.kospi')).toMatchObject({ f: { state: 'closed' }, ok: 1000 });
+    // What the next start reads: the closed feed's `asOf`.
+    const next = new StateJournal({ dir: d, store: new StateStore(), logger: silentLogger() }, new LocalBus(), loadState(d).feeds);
+    expect(next.lastRefresh('quote', 'kospi')).toBe(1000);
+  });
+
   it('writes the topics that changed and a clean stop keeps the epoch', async () => {
     const d = dir();
     const { store, j, tick, bus } = await journalled(d);
