@@ -410,8 +410,11 @@ export class Feed {
     const now = this.ctx.clock.now();
     const until = resetAt && resetAt > now ? resetAt : now + 60_000;
     this.setState('rate_limited', `daily call budget spent until ${new Date(until).toISOString()}`, 0);
-    // Wake just after the reset (with jitter, so a cluster does not stampede).
-    return Math.min(until - now + Math.floor(this.ctx.random() * 5000), 24 * 3600_000);
+    // Wake just after the reset (with jitter, so a cluster does not stampede); on the KRX clock, also as often as a
+    // closed feed looks, so that a market closing meanwhile says `closed` with its `opensAt`. A wake before the
+    // reset calls nothing: the budget says it is spent (a 429 spends it).
+    const wake = Math.min(until - now + Math.floor(this.ctx.random() * 5000), 24 * 3600_000);
+    return this.ctx.clock.opensAt() === undefined ? wake : Math.min(wake, this.ctx.closedCheckMs);
   }
 
   private backoff(): number {

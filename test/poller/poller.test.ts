@@ -234,6 +234,26 @@ describe('Poller', () => {
     expect(statuses.at(-1)).toMatchObject({ state: 'live' });
   });
 
+  it('a feed whose budget is spent says closed, with opensAt, once the market closes, and calls nothing until the reset', async () => {
+    // Friday 15:29:30 KST; the budget resets at 09:00 KST on Saturday.
+    vi.setSystemTime(Date.parse('2026-11-20T15:29:30+09:00'));
+    const resetAt = Date.parse('2026-11-21T09:00:00+09:00');
+    const spent = () => {
+      budget.exhaustedUntil = resetAt;
+      budget.resetAt = resetAt;
+      return coded('rate_limited', { resetAt });
+    };
+    caller.fail = spent;
+    make(marketClock('kst', SESSIONS));
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(statuses.at(-1)).toMatchObject({ state: 'rate_limited' });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed; no data to show until the session opens', opensAt: Date.parse('2026-11-23T09:00:00+09:00') });
+    await vi.advanceTimersByTimeAsync(3 * 3600_000);
+    expect(caller.calls.length).toBe(1);
+  });
+
   it('an exhausted budget blocks calls without trying', async () => {
     budget.exhaustedUntil = Date.now() + 20_000;
     budget.resetAt = budget.exhaustedUntil;
