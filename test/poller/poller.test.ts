@@ -249,7 +249,11 @@ describe('Poller', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     expect(statuses.at(-1)).toMatchObject({ state: 'rate_limited' });
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed; no data to show until the session opens', opensAt: Date.parse('2026-11-23T09:00:00+09:00') });
+    expect(statuses.at(-1)).toMatchObject({
+      state: 'closed',
+      reason: 'market closed; no data to show until the session opens',
+      opensAt: Date.parse('2026-11-23T09:00:00+09:00'),
+    });
     await vi.advanceTimersByTimeAsync(3 * 3600_000);
     expect(caller.calls.length).toBe(1);
   });
