@@ -1,7 +1,6 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import { BASE_HEADERS } from '../http/headers.js';
 
 /**
  * Helpers of the HTTP upgrade step: who is asking, and refusing with a
@@ -65,7 +64,8 @@ export function refuseUpgrade(socket: Duplex, status: number, code: string, mess
     return;
   }
   const body = JSON.stringify({ error: { code, message } });
-  const extra = Object.entries({ ...BASE_HEADERS, ...headers })
+  // nosniff, as on every HTTP response (BASE_HEADERS in src/http/headers.ts, a layer above this one).
+  const extra = Object.entries({ 'X-Content-Type-Options': 'nosniff', ...headers })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
   socket.once('finish', () => socket.destroy());
