@@ -1,4 +1,4 @@
-import { createWriteStream, existsSync, mkdirSync, statSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync, statSync, type WriteStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Bus, FeedStatus } from '../bus/bus.js';
@@ -12,7 +12,7 @@ import type { ChangeBatch, StateStore } from '../state/store.js';
 import { scanSegment, writeSummary, type LiveSegment } from './catalog.js';
 import { hhmmss, segmentName } from './format.js';
 import { compressAt, housekeep, nextHousekeeping } from './housekeeping.js';
-import { SummaryBuilder } from './summary.js';
+import { SummaryBuilder, summaryName } from './summary.js';
 
 /**
  * The recorder: every change of every polled feed (the frames live clients
@@ -217,6 +217,9 @@ export class Recorder {
     }
     const path = join(dir, file);
     const appended = existsSync(path) && statSync(path).size > 0;
+    // A segment continued (a restart within its five minutes): the summary its first writer left says where that one
+    // stopped; without it the segment is read from its file until this process closes it and summarises all of it.
+    if (appended) rmSync(join(dir, summaryName(start)), { force: true });
     const out = createWriteStream(path, { flags: 'a' });
     out.on('error', (err) => this.fail(err));
     const ends = now - secs * 1000 - (now % 1000) + startMs + segMs;

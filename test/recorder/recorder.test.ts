@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/log.js';
 import { housekeep, nextHousekeeping } from '../../src/recorder/housekeeping.js';
 import { Recorder } from '../../src/recorder/recorder.js';
 import { readDay, segments, type Damage } from '../../src/recorder/reader.js';
+import { recordedDay } from '../../src/recorder/catalog.js';
 import { SegmentSummary } from '../../src/recorder/summary.js';
 import { RecordLine, readLine } from '../../src/recorder/format.js';
 import { StateStore, type ChangeEvent } from '../../src/state/store.js';
@@ -147,6 +148,30 @@ describe('the recorder', () => {
     await record(dir, 5);
     await record(dir, 5, { first: 5 });
     expect(summaryOf(dir, DAY, '100000')).toMatchObject({ from: T0, to: T0 + 9000, feeds: { 'quote.kospi': { changes: 30 } } });
+  });
+
+  it('reads a segment continued by a second process from its file while that one writes it, not from the first one’s summary', async () => {
+    const dir = tmp();
+    await record(dir, 5);
+    expect(summaryOf(dir, DAY, '100000')).toMatchObject({ to: T0 + 4000 });
+    const store = new StateStore();
+    const bus = new LocalBus();
+    let now = T0 + 5000;
+    const r = new Recorder({ dir, store, logger: silentLogger(), now: () => now }, bus);
+    r.start();
+    for (let s = 5; s < 9; s++) {
+      now = T0 + s * 1000;
+      bus.publish(store.apply('quote', 'kospi', [{ isuSrtCd: '100000', trdPrc: 1000 + s }], now));
+    }
+    // What /recordings and a replay's check read while the second process still writes the segment.
+    let to: number | undefined;
+    for (let k = 0; k < 100 && to !== T0 + 8000; k++) {
+      await new Promise((res) => setTimeout(res, 20));
+      to = (await recordedDay(dir, DAY, r.live))?.summary?.to;
+    }
+    expect(to).toBe(T0 + 8000);
+    await r.stop();
+    expect(summaryOf(dir, DAY, '100000')).toMatchObject({ from: T0, to: T0 + 8000 });
   });
 
   it('drops and counts what a slow or full disk cannot take, without waiting', async () => {
