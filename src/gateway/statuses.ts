@@ -19,12 +19,21 @@ export class StatusBoard {
     this.last.set(feedOf(st.channel, st.market), st);
   }
 
-  /** The serialised `status` message of a feed, if its state is known. */
+  /**
+   * The serialised `status` message of a feed, if its state is known and
+   * says something to a new subscriber: not `idle` (nobody subscribed),
+   * which the subscription asking for it ends; the state the feed wakes
+   * into follows as soon as it does.
+   */
   frame(channel: Channel, market: Market): string | undefined {
+    const st = this.current(channel, market);
+    return st === undefined || st.state === 'idle' ? undefined : statusFrame(st);
+  }
+
+  private current(channel: Channel, market: Market): FeedStatus | undefined {
     if (this.provider !== undefined) {
-      for (const st of this.provider()) if (st.channel === channel && st.market === market) return statusFrame(st);
+      for (const st of this.provider()) if (st.channel === channel && st.market === market) return st;
     }
-    const last = this.last.get(feedOf(channel, market));
-    return last === undefined ? undefined : statusFrame(last);
+    return this.last.get(feedOf(channel, market));
   }
 }

@@ -108,6 +108,18 @@ describe('subscribe and unsubscribe', () => {
     c.close();
   });
 
+  it('sends no idle status with a subscription: the feed it wakes says its state when it does', async () => {
+    h.statuses.push({ channel: 'ohlc', market: 'kospi', state: 'idle', intervalMs: 0, ts: 5 });
+    const c = await Client.connect(h.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'ohlc', market: 'kospi', codes: ['000001'] });
+    await c.request({ op: 'ping', id: 2 });
+    expect(c.of('status')).toHaveLength(0);
+    h.bus.publishStatus({ channel: 'ohlc', market: 'kospi', state: 'closed', intervalMs: 0, reason: 'market closed', ts: 9, opensAt: 20 });
+    await c.until((m) => m.type === 'status' && m.state === 'closed');
+    expect(c.of('status').map((m) => m.state)).toEqual(['closed']);
+    c.close();
+  });
+
   it('a topic without state gets its first snapshot when the poller first sees it', async () => {
     const c = await Client.connect(h.url);
     await c.request({ op: 'subscribe', id: 1, channel: 'price', market: 'kospi', codes: ['000007'] });
