@@ -114,6 +114,19 @@ const COMMA = 0x2c;
 const RBRACKET = 0x5d;
 
 /**
+ * A message's bytes as a buffer of their own. A frame the store wrote is a
+ * view of a buffer it shares with the rest of its batch's frames, and a
+ * socket that does not drain holds what it was handed until it does: the
+ * copy keeps that to the message (a few hundred bytes, not 64 KiB).
+ */
+function own(b: Buffer): Buffer {
+  if (b.byteLength * 2 >= b.buffer.byteLength) return b;
+  const c = Buffer.allocUnsafeSlow(b.byteLength);
+  b.copy(c);
+  return c;
+}
+
+/**
  * Writes the serialised messages `list[from..to)` as one text frame: the
  * message itself when there is one, else the JSON array of them. `bytes` is
  * the sum of their lengths. Written straight to the socket, a ping that is
@@ -125,7 +138,7 @@ export function writeMessages(t: FrameTarget, list: readonly Buffer[], from: num
   const direct = t.direct !== undefined && senderIdle(t.ws);
   // Directly: header and payload in one buffer, one write. Otherwise ws frames the payload.
   if (n === 1 && !direct) {
-    t.ws.send(list[from]!, t.sendOptions);
+    t.ws.send(own(list[from]!), t.sendOptions);
     return len;
   }
   // A ping due goes first, in the same write: one system call for both.

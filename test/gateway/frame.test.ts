@@ -21,6 +21,25 @@ describe('pre-framed text frames', () => {
   });
 });
 
+describe('a message sent on its own through ws', () => {
+  it('is a copy when it is a view of a larger buffer (a store-written frame), so a socket that does not drain holds only it', () => {
+    const sent: Buffer[] = [];
+    const t = { ws: { send: (b: Buffer) => void sent.push(b) }, sendOptions: { binary: false, compress: false } } as unknown as FrameTarget;
+    const chunk = Buffer.alloc(64 << 10, 0x20);
+    const view = chunk.subarray(1000, 1300);
+    view.write('{"a":1}');
+    writeMessages(t, [view], 0, 1, view.length);
+    expect(sent[0]!.equals(view)).toBe(true);
+    expect(sent[0]!.buffer).not.toBe(chunk.buffer);
+    expect(sent[0]!.buffer.byteLength).toBe(300);
+    // A buffer of its own goes as it is.
+    const alone = Buffer.allocUnsafeSlow(7);
+    alone.write('{"b":2}');
+    writeMessages(t, [alone], 0, 1, 7);
+    expect(sent[1]).toBe(alone);
+  });
+});
+
 let server: Server | undefined;
 let wss: WebSocketServer | undefined;
 afterEach(async () => {
