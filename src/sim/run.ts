@@ -35,13 +35,10 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
     faults: settings.SIM_FAULTS,
     logger,
   });
-  try {
-    await sim.start({ port: settings.SIM_PORT, host: settings.SIM_HOST });
-  } catch (err) {
-    process.stderr.write(`cannot listen on ${settings.SIM_HOST}:${settings.SIM_PORT}: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
   let stopping = false;
+  // The handlers go first: a signal that came before them would end the process by its default action, however
+  // soon after the simulator logged its address (a script that starts it and stops it at once). One that comes
+  // while it starts stops it once it listens.
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -52,8 +49,8 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
     } catch {
       // The log destination may be gone (its reader exited): stopping matters more.
     }
-    void sim
-      .stop()
+    void started
+      .then(() => sim.stop())
       .catch(() => undefined)
       .finally(() => {
         try {
@@ -66,4 +63,11 @@ export async function runSimulator(env: NodeJS.ProcessEnv = process.env, format:
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  const started = sim.start({ port: settings.SIM_PORT, host: settings.SIM_HOST });
+  try {
+    await started;
+  } catch (err) {
+    process.stderr.write(`cannot listen on ${settings.SIM_HOST}:${settings.SIM_PORT}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
 }
