@@ -23,6 +23,24 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'krx-r-'));
 const summaryOf = (dir: string, day: string, start: string) =>
   SegmentSummary.parse(JSON.parse(readFileSync(join(dir, day, `seg-${start}.summary.json`), 'utf8')));
 
+/** A recorder on a new directory, the events published to it, and (once `recorded` stops it) the frames it read back. */
+function recording() {
+  const dir = tmp();
+  const store = new StateStore();
+  const bus = new LocalBus();
+  const r = new Recorder({ dir, store, logger: silentLogger(), now: () => T0 }, bus);
+  r.start();
+  const sent: ChangeEvent[] = [];
+  bus.subscribe('batch', (b) => void sent.push(...b.events));
+  const recorded = async (): Promise<string[]> => {
+    await r.stop();
+    const read: string[] = [];
+    for await (const l of readDay(dir, DAY)) if (l.k === 'c') read.push(l.f);
+    return read;
+  };
+  return { store, bus, sent, recorded };
+}
+
 describe('the recorder', () => {
   it('writes segments that open with a keyframe, then changes and statuses in order, and a summary when a segment closes', async () => {
     const dir = tmp();
@@ -51,31 +69,16 @@ describe('the recorder', () => {
     const rows = fc.array(fc.dictionary(fc.constantFrom('trdPrc', 'isuKorNm', 'memo', 'k"ey', '__proto__x'), value), { minLength: 1, maxLength: 6 });
     await fc.assert(
       fc.asyncProperty(rows, async (seconds) => {
-        const dir = tmp();
-        const store = new StateStore();
-        const bus = new LocalBus();
-        const r = new Recorder({ dir, store, logger: silentLogger(), now: () => T0 }, bus);
-        r.start();
-        const sent: ChangeEvent[] = [];
-        bus.subscribe('batch', (b) => void sent.push(...b.events));
+        const { store, bus, sent, recorded } = recording();
         seconds.forEach((row, s) => bus.publish(store.apply('quote', 'kospi', [{ ...row, isuSrtCd: '005930' }], T0 + s)));
-        await r.stop();
-        const read: string[] = [];
-        for await (const l of readDay(dir, DAY)) if (l.k === 'c') read.push(l.f);
-        expect(read).toEqual(sent.map((e) => e.frame));
+        expect(await recorded()).toEqual(sent.map((e) => e.frame));
       }),
       { numRuns: 60 },
     );
   });
 
   it('records the frames the store wrote from a list body’s bytes byte for byte', async () => {
-    const dir = tmp();
-    const store = new StateStore();
-    const bus = new LocalBus();
-    const r = new Recorder({ dir, store, logger: silentLogger(), now: () => T0 }, bus);
-    r.start();
-    const sent: ChangeEvent[] = [];
-    bus.subscribe('batch', (b) => void sent.push(...b.events));
+    const { store, bus, sent, recorded } = recording();
     const reader = new ListReader();
     for (let s = 0; s < 5; s++) {
       const rows = ['005930', '000660'].map(
@@ -85,11 +88,8 @@ describe('the recorder', () => {
       if (!got.ok || got.delta === undefined) throw new Error('not read incrementally');
       bus.publish(store.apply('quote', 'kospi', got.value.rows, T0 + s, undefined, got.delta));
     }
-    await r.stop();
-    const read: string[] = [];
-    for await (const l of readDay(dir, DAY)) if (l.k === 'c') read.push(l.f);
     expect(sent).toHaveLength(10);
-    expect(read).toEqual(sent.map((e) => e.frame));
+    expect(await recorded()).toEqual(sent.map((e) => e.frame));
   });
 
   it('reads a line as a whole parse and check would, taking a change line apart at its frame, and any cut of one as damage', async () => {
