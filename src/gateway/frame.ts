@@ -114,13 +114,14 @@ const COMMA = 0x2c;
 const RBRACKET = 0x5d;
 
 /**
- * A message's bytes as a buffer of their own. A frame the store wrote is a
- * view of a buffer it shares with the rest of its batch's frames, and a
- * socket that does not drain holds what it was handed until it does: the
- * copy keeps that to the message (a few hundred bytes, not 64 KiB).
+ * A message's bytes as a buffer of their own when they are a view of one
+ * larger than Node's pool slab (8 KiB): a frame the store wrote shares up
+ * to 64 KiB with the rest of its batch's frames, and a socket that does
+ * not drain holds what it was handed until it does; the copy keeps that to
+ * the message. A pooled or smaller buffer goes as it is.
  */
 function own(b: Buffer): Buffer {
-  if (b.byteLength * 2 >= b.buffer.byteLength) return b;
+  if (b.buffer.byteLength <= Buffer.poolSize || b.byteLength === b.buffer.byteLength) return b;
   const c = Buffer.allocUnsafeSlow(b.byteLength);
   b.copy(c);
   return c;

@@ -22,22 +22,16 @@ export interface UpgradeRefusal {
   readonly headers?: Record<string, string>;
 }
 
-/** A `Sec-WebSocket-Key`: 16 bytes in base64 (RFC 6455 §4.1). */
-const KEY = /^[+/0-9A-Za-z]{22}==$/;
-
 /**
- * What is wrong with an upgrade request as a WebSocket opening handshake
- * (RFC 6455 §4.2.1), or undefined: checked before anything else, so that
- * every refusal is a coded one (the WebSocket library would answer some of
- * them itself, in plain text). Only version 13 is spoken: the draft
- * version 8 names its origin in another header, which the origin check
- * does not read.
+ * What the WebSocket library would let through that is refused here, or
+ * undefined: another method than GET (the library says 400; every other
+ * route says 405), and any version but 13 (the library also accepts the
+ * draft version 8, which names its origin in a header the origin check
+ * does not read). Everything else it checks (the `Upgrade` header, the
+ * key, the subprotocols) it refuses itself, coded by `codedHandshakeErrors`.
  */
 export function handshakeProblem(req: IncomingMessage): UpgradeRefusal | undefined {
   if (req.method !== 'GET') return { status: 405, code: 'method_not_allowed', message: 'a WebSocket opens with GET', headers: { Allow: 'GET' } };
-  if (req.headers.upgrade?.toLowerCase() !== 'websocket') return { status: 400, code: 'bad_request', message: 'only an Upgrade to websocket is served' };
-  const key = req.headers['sec-websocket-key'];
-  if (key === undefined || !KEY.test(key)) return { status: 400, code: 'bad_request', message: 'missing or invalid Sec-WebSocket-Key header' };
   if (req.headers['sec-websocket-version'] !== '13')
     return { status: 400, code: 'bad_request', message: 'Sec-WebSocket-Version must be 13', headers: { 'Sec-WebSocket-Version': '13' } };
   return undefined;
@@ -45,8 +39,8 @@ export function handshakeProblem(req: IncomingMessage): UpgradeRefusal | undefin
 
 /**
  * Makes the handshakes `wss` refuses after `handshakeProblem` passed them
- * (a malformed `Sec-WebSocket-Protocol` or `-Extensions` header) coded
- * refusals too: 400 `bad_request` with the library's reason, instead of
+ * (no `Upgrade: websocket`, a missing or malformed key, a malformed
+ * `Sec-WebSocket-Protocol` or `-Extensions` header) coded refusals too: 400 `bad_request` with the library's reason, instead of
  * its plain-text answer.
  */
 export function codedHandshakeErrors(wss: WebSocketServer): WebSocketServer {

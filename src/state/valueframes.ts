@@ -16,8 +16,13 @@ import type { RowLayout } from './layout.js';
 
 const SEQ_PART = asciiBytes('","seq":')!;
 
-/** Bytes of each buffer the frames of a call are written to (more for a longer frame). */
-const CHUNK_BYTES = 64 << 10;
+/**
+ * Sizes of the buffers the frames of a call are written to: the first
+ * small (most calls write a few frames), each next one twice the last, up
+ * to the largest (more for a longer frame).
+ */
+const FIRST_CHUNK = 16 << 10;
+const LAST_CHUNK = 64 << 10;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -70,6 +75,7 @@ export class ValueFrames {
   /** The buffer being written: frames already written in it are held by their events, so a full one is left to them, never reused. */
   private out = EMPTY;
   private used = 0;
+  private nextChunk = FIRST_CHUNK;
 
   /** A writer for `channel.market` frames stamped `ts`. */
   constructor(channel: Channel, market: Market, ts: number) {
@@ -114,7 +120,9 @@ export class ValueFrames {
       len += blocks[k]!.length + fields[at + 3 * f + 1]! - fields[at + 3 * f]!;
     }
     if (this.used + len > this.out.length) {
-      this.out = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, len));
+      // Unpooled: a frame's buffer is its batch's alone.
+      this.out = Buffer.allocUnsafeSlow(Math.max(this.nextChunk, len));
+      this.nextChunk = Math.min(LAST_CHUNK, 2 * this.nextChunk);
       this.used = 0;
     }
     const out = this.out;
