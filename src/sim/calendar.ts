@@ -77,6 +77,11 @@ export function isHoliday(calendar: KrxCalendar, date: string, nation = 'KR'): b
   return (NATION_HOLIDAYS[nation] ?? []).includes(date.slice(4));
 }
 
+/** True when `date` is a real `YYYYMMDD` date (not 20250230). */
+export function isDate(date: string): boolean {
+  return /^\d{8}$/.test(date) && dateOfDay(dayNumber(date)) === date;
+}
+
 /** Seconds after midnight of `HH:MM`, `HHMM` or `HHMMSS`. */
 export function secsOf(hhmm: string): number {
   const s = hhmm.replace(/:/g, '');

@@ -42,10 +42,12 @@ const boardPrices = (p: Page) => p.$$eval('#board tbody tr .col-price', (els) =>
 beforeAll(async () => {
   outDir = await mkdtemp(join(tmpdir(), 'krx-demo-closed-'));
   await buildDemo({ outDir, sourcemap: false });
-  // The simulator answers as it does any day; the bridge's clock decides what is open.
+  // The simulator answers as it does any day (open) on Friday, whatever the real date: the chart asks for Friday's bars, which a simulator on an earlier day has not traded yet. The bridge's clock decides what is open.
+  const simStart = Date.now();
   bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst' }), {
     staticDir: outDir,
     now: () => base + (Date.now() - start),
+    simulator: { now: () => FRIDAY_AFTER_HOURS + (Date.now() - simStart) },
   });
   ({ url } = bridge.address);
   browser = await launchChromium();

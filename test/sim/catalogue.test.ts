@@ -42,6 +42,8 @@ function sampleParams(e: Endpoint): Record<string, unknown> {
     fields: ['prevddClsprc', 'dd20AvgPrc', 'wk52HgstPrc', 'CrdtGrd'],
   };
   for (const name of e.query) p[name] = q[name];
+  // Intraday bars are those of the day asked for: the last complete day always has some.
+  if (e.query.includes('inddCycleTpCd')) p.inqStrtDd = end;
   return e.params.parse(p);
 }
 

@@ -37,6 +37,8 @@ function rewrite(path: string): string {
     const to = s.sim.market.lastCompleteDay();
     p = p.replace(/inqStrtDd=\d{8}&inqEndDd=\d{8}/, `inqStrtDd=${addDays(to, -30)}&inqEndDd=${to}`);
   }
+  // Intraday bars are those of the day asked for: the stock examples ask for a Sunday (20220501), and today's contracts did not trade in 2022.
+  if (p.includes('/intraday?')) p = p.replace(/inqStrtDd=\d{8}/, `inqStrtDd=${s.sim.market.lastCompleteDay()}`);
   return p;
 }
 

@@ -3,6 +3,7 @@ import { addDays, dayNumber } from '../calendar.js';
 import { isin } from '../isin.js';
 import { gauss, hashString, unit } from '../random.js';
 import { LiveBars } from './bars.js';
+import type { PriceGrid } from './daypath.js';
 
 /**
  * KOSPI200 futures and options: a few listed contracts per session day,
@@ -174,6 +175,15 @@ export function gridPrice(c: Contract, p: number): number {
 /** One price tick of a contract at price `p`. */
 export function contractTick(c: Contract, p: number): number {
   return c.product === 'futures' || p >= 10 ? 0.05 : 0.01;
+}
+
+/** The price grid of a contract (its tick changes at 10 for options). */
+export function contractGrid(c: Contract): PriceGrid {
+  return {
+    round: (p) => gridPrice(c, p),
+    up: (p) => gridPrice(c, p + contractTick(c, p)),
+    down: (p) => gridPrice(c, p - contractTick(c, p - 0.001)),
+  };
 }
 
 /** The live state of a contract at the start of a day. */

@@ -2,6 +2,7 @@ import type { KrxCalendar } from '../../market/calendar.js';
 import { INDUSTRY_CODES } from '../data/industries.js';
 import { hashString, unit } from '../random.js';
 import { LiveBars } from './bars.js';
+import type { PriceGrid } from './daypath.js';
 import type { SeriesSpec } from './history.js';
 import { isEquity, isManufacturing, type Issue, type Universe } from './universe.js';
 
@@ -67,6 +68,9 @@ const KOSDAQ_MANUFACTURING = new Set([56, 58, 62, 65, 66, 67, 68, 70, 72, 74, 75
 const KOSDAQ_IT = new Set([41, 42, 43, 63]);
 
 const round2 = (p: number): number => Math.max(0.01, Math.round(p * 100) / 100);
+
+/** The grid of index levels: hundredths. */
+export const INDEX_GRID: PriceGrid = { round: round2, up: (p) => round2(p + 0.01), down: (p) => round2(p - 0.01) };
 
 function byCap(list: readonly Issue[]): Issue[] {
   return [...list].sort((a, b) => b.ref * b.listShrs - a.ref * a.listShrs);

@@ -3,8 +3,9 @@ import { REGULAR_HOURS, Sessions, phaseOf, type DayHours, type Phase } from '../
 import { dayNumber, type KstTime } from '../calendar.js';
 import { KNOWN_ISSUES } from '../data/large-caps.js';
 import { unit } from '../random.js';
-import { roundToGrid } from '../ticks.js';
+import { roundToGrid, tickDown, tickUp, type Grid } from '../ticks.js';
 import { BarSeries, type Bar } from './bars.js';
+import { dayPathBars, type PriceGrid } from './daypath.js';
 import {
   CONTINUOUS_CODE,
   initialContractLive,
@@ -17,7 +18,7 @@ import {
   type ContractLive,
 } from './derivatives.js';
 import { closeOn, dailyBar, type DayBar, type Overrides, type SeriesSpec } from './history.js';
-import { buildIndexes, initialIndexLive, updateIndex, type IndexDef, type IndexLive, type Quotes } from './indexes.js';
+import { INDEX_GRID, buildIndexes, initialIndexLive, updateIndex, type IndexDef, type IndexLive, type Quotes } from './indexes.js';
 import { universeFor, type Issue, type Universe } from './universe.js';
 import { applyStep, dayParams, initialLive, type DayParams, type Live, type Step, type StepKind } from './walk.js';
 
@@ -39,6 +40,9 @@ export const FINE_WINDOW = 1800;
 
 /** Days of live-traded bars kept for history. */
 const KEEP_DAYS = 10;
+
+/** Which intraday bars a date has: the session day's live ones, a past trading day's synthesised ones, or none. */
+export type BarDay = 'live' | 'past' | 'none';
 
 /** Shares held in the market per issue index. */
 type PerIssue<T> = T[];
@@ -291,6 +295,32 @@ export class Market {
     return series.bars();
   }
 
+  /**
+   * Which intraday bars `date` has: no date or the session date, the live
+   * ones; a trading day before it (up to `lastCompleteDay`), bars
+   * synthesised from its daily bar; a closed day or a later date, none.
+   */
+  barDay(date?: string): BarDay {
+    if (date === undefined || date === this.sessionDate) return 'live';
+    return date < this.sessionDate && date <= this.lastCompleteDay() && this.calendar.isTradingDay(date) ? 'past' : 'none';
+  }
+
+  /** An issue's bars of `cycle` seconds on a past trading day, from its daily bar as `history` serves it, oldest first. */
+  issueBarsOn(issue: Issue, date: string, cycle: number): readonly Bar[] {
+    return dayPathBars(this.issueDay(issue, date), this.hoursOn(date), cycle, { key: issue.key, grid: stockGrid(issue.grid) });
+  }
+
+  /** An index's bars of `cycle` seconds on a past trading day, from its daily bar as `history` serves it, oldest first. */
+  indexBarsOn(def: IndexDef, date: string, cycle: number): readonly Bar[] {
+    const day = dailyBar(def.spec, date, this.indexDaily(def.code));
+    return dayPathBars(day, this.hoursOn(date), cycle, { key: def.spec.key, grid: INDEX_GRID, idle: true });
+  }
+
+  /** The session hours of a trading day. */
+  hoursOn(date: string): DayHours {
+    return this.sessions.hours(date) ?? REGULAR_HOURS;
+  }
+
   /** A contract by code; the continuous code resolves to the front-month futures. */
   contract(code: string): Contract | undefined {
     if (code === CONTINUOUS_CODE) return this.contracts.find((c) => c.product === 'futures');
@@ -337,6 +367,11 @@ export class Market {
   issueDay(issue: Issue, date: string): DayBar {
     return dailyBar(this.specOf(issue), date, this.issueDaily(issue));
   }
+}
+
+/** The KRX tick grid of an issue as a `PriceGrid`. */
+function stockGrid(g: Grid): PriceGrid {
+  return { round: (p) => roundToGrid(g, p), up: (p) => tickUp(g, p), down: (p) => tickDown(g, p) };
 }
 
 /** The day bar of an index as it stands now: volume in thousand shares and value in million KRW, as index payloads carry them. */

@@ -1,11 +1,23 @@
 import { dayNumber, timeNumber, tradingDaysBack } from '../calendar.js';
 import { dailyBar, type DayBar } from '../market/history.js';
-import { CD_RATE, CONTINUOUS_CODE, MULTIPLIER, contractTick, gridPrice, impliedVol, theoretical, yearsTo, type Contract } from '../market/derivatives.js';
+import { dayPathBars } from '../market/daypath.js';
+import {
+  CD_RATE,
+  CONTINUOUS_CODE,
+  MULTIPLIER,
+  contractGrid,
+  contractTick,
+  gridPrice,
+  impliedVol,
+  theoretical,
+  yearsTo,
+  type Contract,
+} from '../market/derivatives.js';
 import { issueFlows, withAggregates } from '../market/investors.js';
 import type { Market } from '../market/market.js';
 import { gauss, unit } from '../random.js';
 import { dateNum, isV2, ok, r2, Refused, type Builder, type Ctx } from './context.js';
-import { historyRange, historyRows, intradayRows } from './stocks.js';
+import { barsOfDay, historyRange, historyRows, intradayRows } from './stocks.js';
 
 /**
  * Futures and options endpoints. Contracts are listed on the `kospi200`
@@ -251,8 +263,16 @@ const investors: Builder = (ctx) => {
 };
 
 const intraday: Builder = (ctx) => {
+  const m = ctx.market;
   const c = contractOf(ctx);
-  const rows = intradayRows(ctx, ctx.market.contractLive.get(c.code)!.bars.bars(Number(ctx.params.inddCycleTpCd)));
+  const cycle = Number(ctx.params.inddCycleTpCd);
+  // A past day's bars follow the contract's daily bar as `history` serves it; none before the contract was listed.
+  const bars = barsOfDay(
+    ctx,
+    () => m.contractLive.get(c.code)!.bars.bars(cycle),
+    (date) => (date < c.listDd ? [] : dayPathBars(contractDay(m, c, date), m.hoursOn(date), cycle, { key: c.key, grid: contractGrid(c) })),
+  );
+  const rows = intradayRows(ctx, bars);
   const code = String(ctx.params.issuecode);
   return ok(isV2(ctx) ? { isuSrtCd: code, isuNm: c.korName, hisLists: rows } : { isuSrtCd: code, hisLists: rows });
 };

@@ -4,7 +4,7 @@ import type { IndexDef, IndexLive } from '../market/indexes.js';
 import { addFlows, emptyFlows, issueFlows, withAggregates } from '../market/investors.js';
 import type { Market } from '../market/market.js';
 import { datedAs, isV2, ok, r2, Refused, rowDateKey, type Builder, type Ctx } from './context.js';
-import { historyRange, historyRows, intradayRows, investorRows } from './stocks.js';
+import { barsOfDay, historyRange, historyRows, intradayRows, investorRows } from './stocks.js';
 
 /**
  * Index endpoints (market index, sector indexes) and the market-wide
@@ -138,7 +138,13 @@ const investors: Builder = (ctx) => {
 
 const intraday: Builder = (ctx) => {
   const [def, s] = indexOf(ctx);
-  const rows = intradayRows(ctx, s.bars.bars(Number(ctx.params.inddCycleTpCd)));
+  const cycle = Number(ctx.params.inddCycleTpCd);
+  const bars = barsOfDay(
+    ctx,
+    () => s.bars.bars(cycle),
+    (date) => ctx.market.indexBarsOn(def, date, cycle),
+  );
+  const rows = intradayRows(ctx, bars);
   return ok(isV2(ctx) ? { isuSrtCd: def.code, isuNm: def.name, hisLists: rows } : { isuSrtCd: def.code, hisLists: rows });
 };
 

@@ -1,5 +1,5 @@
-import { addDays, secsOf, timeNumber, tradingDaysBack } from '../calendar.js';
-import { selectBars } from '../market/bars.js';
+import { addDays, isDate, secsOf, timeNumber, tradingDaysBack } from '../calendar.js';
+import { selectBars, type Bar } from '../market/bars.js';
 import { dailyBar, periodBars, type DayBar, type Period } from '../market/history.js';
 import { issueFlows, withAggregates } from '../market/investors.js';
 import type { Market } from '../market/market.js';
@@ -234,8 +234,21 @@ const history: Builder = (ctx) => {
   return ok({ isuSrtCd: issue.code, hisLists: historyRows(bars, r.period === 'D').map((row) => datedAs(rowDateKey(ctx), row)) });
 };
 
+/**
+ * The bars of the day an intraday request names in `inqStrtDd`: `live()`
+ * for the session day (or no date), `past(date)` for an earlier trading
+ * day, none for a closed day or a later date. Refuses a date that does not
+ * exist (badParameter).
+ */
+export function barsOfDay(ctx: Ctx, live: () => readonly Bar[], past: (date: string) => readonly Bar[]): readonly Bar[] {
+  const date = ctx.params.inqStrtDd as string | undefined;
+  if (date !== undefined && !isDate(date)) throw new Refused('badParameter');
+  const kind = ctx.market.barDay(date);
+  return kind === 'live' ? live() : kind === 'past' ? past(date!) : [];
+}
+
 /** Intraday rows of bars within the request's time window, newest first. */
-export function intradayRows(ctx: Ctx, bars: Parameters<typeof selectBars>[0]): Record<string, unknown>[] {
+export function intradayRows(ctx: Ctx, bars: readonly Bar[]): Record<string, unknown>[] {
   const from = secsOf(String(ctx.params.strtTm));
   const to = secsOf(String(ctx.params.endTm));
   if (from > to) throw new Refused('badParameter');
@@ -254,7 +267,14 @@ export function intradayRows(ctx: Ctx, bars: Parameters<typeof selectBars>[0]): 
 
 const intraday: Builder = (ctx) => {
   const issue = issueOf(ctx);
-  const rows = intradayRows(ctx, ctx.market.issueBars(issue, Number(ctx.params.inddCycleTpCd)));
+  const m = ctx.market;
+  const cycle = Number(ctx.params.inddCycleTpCd);
+  const bars = barsOfDay(
+    ctx,
+    () => m.issueBars(issue, cycle),
+    (date) => m.issueBarsOn(issue, date, cycle),
+  );
+  const rows = intradayRows(ctx, bars);
   return ok(isV2(ctx) ? { isuSrtCd: issue.code, isuNm: issue.korName, hisLists: rows } : { isuSrtCd: issue.code, hisLists: rows });
 };
 
