@@ -225,6 +225,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       ...(recording ? { replay: recording.replay } : {}),
       calendar,
       sessions,
+      alwaysOpen: clockMode === 'always',
       metrics,
       families,
       statuses: () => topology.statuses(),

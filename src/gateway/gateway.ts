@@ -456,7 +456,12 @@ export class Gateway {
       symbols: this.opts.symbols,
       onDemand: this.opts.onDemand,
       replies: new ReplyQueue(),
-      dates: { calendar: this.opts.calendar ?? new KrxCalendar(), ...(this.opts.sessions ? { sessions: this.opts.sessions } : {}), now: this.now },
+      dates: {
+        calendar: this.opts.calendar ?? new KrxCalendar(),
+        ...(this.opts.sessions ? { sessions: this.opts.sessions } : {}),
+        ...(this.opts.alwaysOpen ? { alwaysOpen: true } : {}),
+        now: this.now,
+      },
       lookups: this.opts.lookups ?? new LookupLimits({ perMinute: this.baseLimits.getsPerMinute, clientShare: 1, shareCap: () => null, now: this.now }),
       families: this.opts.families ?? GATEWAY_DEFAULTS.families,
       logger: this.logger,

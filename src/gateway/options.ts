@@ -58,6 +58,8 @@ export interface GatewayOptions {
   readonly calendar?: KrxCalendar;
   /** The sessions' hours on `calendar` (the late opens), for the default dates of lookups; default those of `calendar`. */
   readonly sessions?: Sessions;
+  /** The market is treated as open at any hour (`MARKET_CLOCK=always`): lookups' "today" is the upstream's current session (see `LookupDates.alwaysOpen`). */
+  readonly alwaysOpen?: boolean;
   /** Per-client lookup limits, shared with `/api`; default a rate of `limits.getsPerMinute` per client and no share cap. */
   readonly lookups?: LookupLimits;
   /** Metrics to count into. */

@@ -16,6 +16,12 @@ export interface LookupDates {
   readonly sessions?: Sessions;
   /** Clock, ms epoch. */
   now(): number;
+  /**
+   * The market is treated as open at any hour (`MARKET_CLOCK=always`, the
+   * built-in simulator's default): its session is the upstream's current
+   * one, whatever the date, so `intraday` asks for no date.
+   */
+  readonly alwaysOpen?: boolean;
 }
 
 /** Bars or rows a dated lookup returns when the client gives no `count` and no `from`. */
@@ -47,7 +53,8 @@ function rangeStart(d: LookupDates, period: unknown, to: string, count: number):
  *   back for `count` bars (the upstream returns the newest `count`);
  * - `shortsell`: `to` today, `from` `count` (20) business days back (the
  *   upstream takes no count; `count` only places `from`);
- * - `intraday`: `date` today, or the last session while the market is closed.
+ * - `intraday`: `date` today, or the last session while the market is closed;
+ *   none on an always-open clock (the upstream's current session).
  * Returns an error text when `from` is after `to`.
  */
 export function withDefaultDates(resource: Resource, p: Record<string, unknown>, d: LookupDates): Record<string, unknown> | string {
@@ -62,7 +69,7 @@ export function withDefaultDates(resource: Resource, p: Record<string, unknown>,
   } else if (resource === 'shortsell') {
     out.to ??= today;
     if (out.from === undefined) out.from = d.calendar.tradingDaysBack(out.to as string, (out.count as number | undefined) ?? DEFAULT_COUNT)[0];
-  } else if (resource === 'intraday') out.date ??= lastSessionDate(d);
+  } else if (resource === 'intraday' && out.date === undefined && d.alwaysOpen !== true) out.date = lastSessionDate(d);
   if (typeof out.from === 'string' && typeof out.to === 'string' && out.from > out.to) {
     return `from (${out.from}) is after to (${out.to})`;
   }

@@ -104,6 +104,17 @@ describe('default dates of lookups', () => {
     expect(lastSessionDate(dates('2026-11-24T00:30:00Z'))).toBe('20261124');
   });
 
+  it('intraday: the last session on the KRX clock; no date on an always-open clock (the current session of the upstream)', () => {
+    expect(withDefaultDates('intraday', { interval: 60 }, dates('2026-11-23T23:00:00Z'))).toEqual({ interval: 60, date: '20261123' }); // Tue 08:00 KST
+    expect(withDefaultDates('intraday', { interval: 60 }, dates('2026-11-24T03:00:00Z'))).toEqual({ interval: 60, date: '20261124' });
+    // The simulator's open clock trades at any hour, a day its own: at 08:00 KST it is not yesterday's session.
+    expect(withDefaultDates('intraday', { interval: 60 }, { ...dates('2026-11-23T23:00:00Z'), alwaysOpen: true })).toEqual({ interval: 60 });
+    expect(withDefaultDates('intraday', { interval: 60, date: '20261120' }, { ...dates('2026-11-23T23:00:00Z'), alwaysOpen: true })).toEqual({
+      interval: 60,
+      date: '20261120',
+    });
+  });
+
   it('history: to today, 20 bars, from far enough back on the calendar', () => {
     const d = withDefaultDates('history', { period: 'D' }, dates('2026-11-24T03:00:00Z'));
     expect(d).toMatchObject({ to: '20261124', count: 20 });
