@@ -130,7 +130,11 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     return this.welcomed;
   }
 
-  /** The latest `status` of a feed, if one arrived. */
+  /**
+   * The latest `status` of a feed on the current connection, if one
+   * arrived; none while the client is not connected (a status the bridge
+   * sent before the connection was lost no longer says anything).
+   */
   status(channel: Channel, market: Market): StatusMsg | undefined {
     return this.statuses.get(feedOf(channel, market));
   }
@@ -280,6 +284,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     const wasLive = this.live;
     this.conn = undefined;
     this.live = false;
+    // A feed's last status (`live`, say) was the bridge's word while connected; the next connection sends its own.
+    this.statuses.clear();
     this.timers.clearAll();
     this.outbox.clear();
     this.stream.disconnected();

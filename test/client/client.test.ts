@@ -95,9 +95,16 @@ describe('KrxClient against a protocol-v1 server', () => {
 
     // The event, not the state: a first retry 5 ms later may be open again before a poll of the state.
     let noticed = false;
-    c.on('reconnecting', () => (noticed = true));
+    let statusWhileAway: unknown = 'unset';
+    expect(c.status('quote', 'kospi')).toMatchObject({ state: 'live' });
+    c.on('reconnecting', () => {
+      noticed = true;
+      statusWhileAway = c.status('quote', 'kospi');
+    });
     s.terminateAll();
     await waitFor(() => noticed, 'reconnecting');
+    // The last status was the lost connection's: no feed reads `live` while the client is away.
+    expect(statusWhileAway).toBeUndefined();
     // Changes while the client is away: the server's replay ring holds them.
     for (let i = 0; i < 10; i++) {
       s.tick('quote', 'kospi', m.step(0.5));
@@ -131,6 +138,8 @@ describe('KrxClient against a protocol-v1 server', () => {
     }
     expect(states).toEqual(['reconnecting', 'open']);
     expect(s.ops('resync')).toEqual([]);
+    // The new connection's subscribe brought the feed's status again.
+    expect(c.status('quote', 'kospi')).toMatchObject({ state: 'live' });
   });
 
   it('a code delisted while away costs only that code: the restore halves the refused subscribe until it stands alone', async () => {
