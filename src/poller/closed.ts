@@ -43,6 +43,9 @@ export interface ClosedPlan {
 /** Why nothing is fetched when no endpoint serves the data at this hour. */
 export const NOT_PROVIDED_NOW = 'not provided at this hour';
 
+/** Why nothing is fetched for a whole market (`*`) when only the closing data, which is per code, is served at this hour. */
+export const NO_WHOLE_MARKET_CLOSE = 'closing data is per code: none for a whole market';
+
 /**
  * The calls that fetch the last state of `missing` for a feed while the
  * market is closed: its 1-second endpoint when `provides` says the upstream
@@ -54,8 +57,8 @@ export function planClosed(channel: Channel, market: Market, family: Family, mis
     return { source: 'snapshot', calls: planCycle(channel, market, family, new Set(missing.codes), missing.wildcard) };
   }
   const closing = CLOSING_ENDPOINTS[family][channel];
-  if (closing === undefined || !provides(endpoint(closing).provision) || missing.codes.length === 0)
-    return { source: 'none', calls: [], why: NOT_PROVIDED_NOW };
+  if (closing === undefined || !provides(endpoint(closing).provision)) return { source: 'none', calls: [], why: NOT_PROVIDED_NOW };
+  if (missing.codes.length === 0) return { source: 'none', calls: [], why: missing.wildcard ? NO_WHOLE_MARKET_CLOSE : NOT_PROVIDED_NOW };
   return { source: 'closing', calls: [...missing.codes].sort().map((code) => ({ endpointId: closing, params: { marketcode: market, issuecode: code } })) };
 }
 

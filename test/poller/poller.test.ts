@@ -358,10 +358,11 @@ describe('Poller', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(caller.calls).toEqual([]);
     const last = (channel: string) => statuses.filter((st) => st.channel === channel).at(-1);
-    for (const channel of ['book', 'quote']) {
+    const why = { book: 'not provided at this hour', quote: 'closing data is per code: none for a whole market' };
+    for (const channel of ['book', 'quote'] as const) {
       expect(last(channel), channel).toMatchObject({
         state: 'closed',
-        reason: 'market closed; no data to show until the session opens (not provided at this hour)',
+        reason: `market closed; no data to show until the session opens (${why[channel]})`,
         opensAt: Date.parse('2026-11-25T09:00:00+09:00'),
       });
       expect(last(channel)!.asOf, channel).toBeUndefined();
