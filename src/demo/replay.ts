@@ -33,6 +33,21 @@ export function timeOfInput(value: string): string | undefined {
   return m ? `${m[1]}${m[2]}${m[3] ?? '00'}` : undefined;
 }
 
+/**
+ * `HHMMSS` of the end input's value, an exclusive end: `23:59:59` is the
+ * end of the day (`240000`, its last second included), which a time input
+ * cannot show.
+ */
+export function endOfInput(value: string): string | undefined {
+  const t = timeOfInput(value);
+  return t === '235959' ? '240000' : t;
+}
+
+/** The end input's value of an exclusive end `HHMMSS` (`240000`, the end of the day, shows as `23:59:59`). */
+export function endInputOf(hhmmss: string): string {
+  return inputOfTime(hhmmss === '240000' ? '235959' : hhmmss);
+}
+
 /** A time input's value (`HH:MM:SS`) of `HHMMSS`. */
 export function inputOfTime(hhmmss: string): string {
   return `${hhmmss.slice(0, 2)}:${hhmmss.slice(2, 4)}:${hhmmss.slice(4, 6)}`;
@@ -164,14 +179,14 @@ export class ReplayControl {
     const d = this.known.find((x) => x.date === this.els.day.value);
     if (d === undefined) return;
     this.els.from.value = inputOfTime(d.from);
-    this.els.to.value = inputOfTime(d.to);
+    this.els.to.value = endInputOf(d.to);
   }
 
   private submit(): void {
     const { day, from, to, speed, message } = this.els;
     const d = this.known.find((x) => x.date === day.value);
     const f = timeOfInput(from.value);
-    const t = timeOfInput(to.value);
+    const t = endOfInput(to.value);
     const problem = choiceProblem(d, f, t);
     if (problem !== undefined) return setText(message, problem);
     setText(message, '');

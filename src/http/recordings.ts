@@ -5,7 +5,7 @@ import type { Row } from '../protocol/row.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { kstSecondOfDay } from '../market/calendar.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
-import { hhmmss, kstMs } from '../recorder/format.js';
+import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, kstMs } from '../recorder/format.js';
 import { days, readDay, type Damage } from '../recorder/reader.js';
 import { BASE_HEADERS } from './headers.js';
 import { sendError, sendJson } from './respond.js';
@@ -27,9 +27,9 @@ export interface RecordingsSource {
   readonly onDamage?: (d: Damage) => void;
 }
 
-/** `HHMMSS` KST of the second of `ms`; with `after`, of the second after it (an exclusive end), at most 235959. */
+/** `HHMMSS` KST of the second of `ms`; with `after`, of the second after it (an exclusive end: `240000` after the day's last second). */
 function kstTime(ms: number, after = false): string {
-  return hhmmss(Math.min(kstSecondOfDay(ms) + (after ? 1 : 0), 86_399));
+  return hhmmss(kstSecondOfDay(ms) + (after ? 1 : 0));
 }
 
 /** The listing of `/recordings`: each day's and each feed's time range (`to` exclusive, KST) and size. */
@@ -52,8 +52,6 @@ export async function listRecordings(src: RecordingsSource, res: ServerResponse)
   sendJson(res, 200, { days: out });
 }
 
-const TIME = /^([01]\d|2[0-3])[0-5]\d[0-5]\d$/;
-
 /** Streams one feed of a recorded day. */
 export async function exportFeed(src: RecordingsSource, path: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
   const root = src.dir;
@@ -64,9 +62,10 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
     return sendError(res, 400, 'invalid_params', `channel one of ${CHANNELS.join(', ')}; market one of ${MARKETS.join(', ')}`);
   }
   const from = query.get('from') ?? '000000';
-  const to = query.get('to') ?? '235959';
+  const to = query.get('to') ?? END_OF_DAY;
   const format = query.get('format') ?? 'ndjson';
-  if (!TIME.test(from) || !TIME.test(to) || from >= to) return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), from before to');
+  if (!TIME_OF_DAY.test(from) || !END_OF_WINDOW.test(to) || from >= to)
+    return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), to up to 240000 (the end of the day), from before to');
   if (format !== 'ndjson' && format !== 'csv') return sendError(res, 400, 'invalid_params', 'format is ndjson or csv');
   const codes = new Set((query.get('codes') ?? '').split(',').filter(Boolean));
   const feed = `${channel}.${market}.`;

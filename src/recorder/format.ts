@@ -102,6 +102,15 @@ export function segmentStart(name: string): string | undefined {
   return /^seg-(\d{6})\.ndjson(\.gz)?$/.exec(name)?.[1];
 }
 
+/** A KST time `HHMMSS` of a day (000000–235959). */
+export const TIME_OF_DAY = /^([01]\d|2[0-3])[0-5]\d[0-5]\d$/;
+
+/** An exclusive end of a window of a day: a time of the day, or `240000`, the end of the day (its last second included). */
+export const END_OF_WINDOW = /^(([01]\d|2[0-3])[0-5]\d[0-5]\d|240000)$/;
+
+/** The exclusive end of a whole day. */
+export const END_OF_DAY = '240000';
+
 /** `HHMMSS` of seconds after midnight. */
 export function hhmmss(secs: number): string {
   const s = Math.floor(secs);

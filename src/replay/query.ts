@@ -1,19 +1,18 @@
 import { z } from 'zod';
+import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY } from '../recorder/format.js';
 
 /**
  * The query of a replay (`/ws/replay?date=YYYYMMDD&from=HHMMSS&to=HHMMSS&speed=N`),
- * validated where it enters: times are KST, `to` exclusive, `speed` 1–1000
- * or `max`. See docs/REPLAY.md.
+ * validated where it enters: times are KST, `to` exclusive (`240000`, the
+ * default, is the end of the day), `speed` 1–1000 or `max`. See docs/REPLAY.md.
  */
-
-const TIME = /^([01]\d|2[0-3])[0-5]\d[0-5]\d$/;
 
 /** The replay's query, validated. */
 export const ReplayQuery = z
   .object({
     date: z.string().regex(/^\d{8}$/, 'date must be YYYYMMDD'),
-    from: z.string().regex(TIME, 'from must be HHMMSS (KST)').default('000000'),
-    to: z.string().regex(TIME, 'to must be HHMMSS (KST)').default('235959'),
+    from: z.string().regex(TIME_OF_DAY, 'from must be HHMMSS (KST)').default('000000'),
+    to: z.string().regex(END_OF_WINDOW, 'to must be HHMMSS (KST), up to 240000 (the end of the day)').default(END_OF_DAY),
     speed: z
       .string()
       .default('1')

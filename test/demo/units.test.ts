@@ -18,7 +18,7 @@ import {
   kstDate,
   secsOfTime,
 } from '../../src/demo/format.js';
-import { choiceProblem, dayLabel, inputOfTime, kstEpoch, timeOfInput } from '../../src/demo/replay.js';
+import { choiceProblem, dayLabel, endInputOf, endOfInput, inputOfTime, kstEpoch, timeOfInput } from '../../src/demo/replay.js';
 import { rankMatches, type SymbolMatch } from '../../src/demo/search.js';
 import { budgetSummary } from '../../src/demo/status.js';
 import { Watchlist } from '../../src/demo/watchlist.js';
@@ -301,6 +301,12 @@ describe('the replay control', () => {
     expect(timeOfInput('24:00:00')).toBeUndefined();
     expect(timeOfInput('')).toBeUndefined();
     expect(inputOfTime('100123')).toBe('10:01:23');
+    // The end input: a time input cannot show 24:00:00, the end of a day recorded to its last second.
+    expect(endInputOf('240000')).toBe('23:59:59');
+    expect(endInputOf('153001')).toBe('15:30:01');
+    expect(endOfInput('23:59:59')).toBe('240000');
+    expect(endOfInput('15:30:01')).toBe('153001');
+    expect(endOfInput('24:00:00')).toBeUndefined();
   });
 
   it('labels a recorded day, and says why a window cannot be replayed', () => {

@@ -109,6 +109,38 @@ describe('GET /recordings', () => {
   });
 });
 
+describe('the last second of a day', () => {
+  it('is listed (to 240000), replayed and exported: the default end is the end of the day, and 240000 may be asked for', async () => {
+    const data = tmp();
+    // quote.kospi 23:59:55–23:59:59 KST (seq 1–5 of each code).
+    await record(join(data, 'recordings'), 5, { first: 13 * 3600 + 59 * 60 + 55 });
+    tb = await startBridge({ RECORD: 'on', DATA_DIR: data, RECORD_DAYS: 3650 });
+    await tb.bridge.recorder!.settled();
+    const day = ((await (await fetch(`${tb.url}/recordings`)).json()) as { days: { date: string; to: string; feeds: { to: string }[] }[] }).days.find(
+      (d) => d.date === DAY,
+    );
+    expect(day).toMatchObject({ from: '235955', to: '240000', feeds: [{ to: '240000' }] });
+    for (const q of ['from=235957&speed=max', 'from=235957&to=240000&speed=max']) {
+      const c = await Client.connect(`${tb.wsUrl}/replay?date=${DAY}&${q}`);
+      c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+      expect(await c.closedWith(10_000), q).toEqual({ code: 1000, reason: 'replay ended' });
+      const seqs = c.msgs.filter((m) => m.topic === 'quote.kospi.100000').map((m) => `${m.type === 'snapshot' ? 's' : 'p'}${m.seq}`);
+      expect(seqs, q).toEqual(['s2', 'p3', 'p4', 'p5']);
+    }
+    for (const q of ['from=235958', 'from=235958&to=240000']) {
+      const lines = (await (await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?codes=100000&${q}`)).text()).trim().split('\n');
+      expect(
+        lines.map((l) => (JSON.parse(l) as { seq: number }).seq),
+        q,
+      ).toEqual([4, 5]);
+    }
+    // Past the end of the day is not a time.
+    expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?to=240001`)).status).toBe(400);
+    const late = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&from=235957&to=240001`);
+    expect(late.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request' })]);
+  });
+});
+
 describe('a damaged recording', () => {
   it('replays up to the damage, goes on from the next segment, and counts the damage', async () => {
     const data = tmp();
