@@ -58,6 +58,8 @@ export class ReplayConnection {
   private readonly subscribed: Promise<void>;
   private markSubscribed!: () => void;
   private ended = false;
+  /** When the replay was opened: the end of what it plays (a window into the present is the recording up to then). */
+  private readonly openedAt = Date.now();
   private lastSeen = Date.now();
   private readonly beat: NodeJS.Timeout;
 
@@ -131,7 +133,9 @@ export class ReplayConnection {
 
   private async play(): Promise<void> {
     const from = kstMs(this.q.date, this.q.from);
-    const to = kstMs(this.q.date, this.q.to);
+    // A window that runs past the moment the replay was opened ends there: the reader takes each segment as it stands
+    // when it gets to it, and what the recorder writes after that would be skipped while the clock went on.
+    const to = Math.min(kstMs(this.q.date, this.q.to), this.openedAt);
     const st = this.state;
     let playing = false;
     let wallStart = 0;
@@ -170,7 +174,8 @@ export class ReplayConnection {
       this.playLine(line, playing);
     }
     this.settle();
-    // The recording ends before `to`: the replay ends with it.
+    // The recording ends before `to`: the replay ends with it (its clock at `to` when the recording was still being
+    // written then, else at the last moment played).
     st.clock = Math.max(st.clock, Math.min(to, Date.now()));
   }
 

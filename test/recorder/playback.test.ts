@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/access/auth.js';
 import { applyOps } from '../../src/protocol/patch.js';
 import type { Row } from '../../src/protocol/row.js';
+import { kstDate, kstSecondOfDay } from '../../src/market/calendar.js';
+import { hhmmss } from '../../src/recorder/format.js';
 import { readDay } from '../../src/recorder/reader.js';
 import { Client, type Msg } from '../gateway/harness.js';
 import { rawClient } from '../reliability/helpers.js';
@@ -65,6 +67,37 @@ describe('replay windows', () => {
     const last = c.msgs.at(-1)!;
     expect(last).toMatchObject({ type: 'status', channel: 'quote', market: 'kospi', state: 'closed', reason: 'replay ended' });
     expect(last.ts).toBeGreaterThanOrEqual(T0 + 19_000);
+  });
+
+  it('a window that runs into the present ends where the replay was opened, having played every change recorded before then', async () => {
+    // Clear of a KST midnight, so that the seconds recorded below are of one day.
+    const kstSecs = kstSecondOfDay(Date.now());
+    if (kstSecs < 30 || kstSecs > 86_400 - 30) await new Promise((r) => setTimeout(r, ((86_400 - kstSecs + 31) % 86_400) * 1000));
+    const dir = tmp();
+    // Today's recording from 10 s ago to 10 s ahead: what lies past the moment the replay is opened stands for what the
+    // recorder writes while the replay plays (the reader takes a segment as it stands when it gets to it).
+    const first = Math.floor((Date.now() - T0) / 1000) - 10;
+    await record(dir, 20, { first });
+    const start = T0 + first * 1000;
+    h = await replayHarness(dir);
+    const opened = Date.now();
+    const c = await Client.connect(
+      `${h.url}/replay?date=${kstDate(start)}&from=${hhmmss(kstSecondOfDay(start))}&to=${hhmmss(kstSecondOfDay(start) + 90)}&speed=max`,
+    );
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(await c.closedWith(5000)).toEqual({ code: 1000, reason: 'replay ended' });
+    const end = c.msgs.at(-1)!;
+    expect(end).toMatchObject({ type: 'status', state: 'closed', reason: 'replay ended' });
+    expect(end.ts).toBeGreaterThanOrEqual(opened);
+    expect(end.ts).toBeLessThanOrEqual(Date.now());
+    // Nothing played is later than the end it reports, and nothing recorded before that end is left out.
+    const played = c.of('patch').map((m) => m.seq);
+    const recorded: number[] = [];
+    for await (const line of readDay(dir, kstDate(start), hhmmss(kstSecondOfDay(start)))) {
+      if (line.k === 'c' && line.topic === 'quote.kospi.100000' && line.t > start && line.t < end.ts!) recorded.push(line.seq);
+    }
+    expect(played).toEqual(recorded);
+    expect(played.length).toBeGreaterThan(5);
   });
 
   it('refuses with not_recorded a day with no recording, and a window entirely before or after the recording', async () => {
