@@ -140,6 +140,10 @@ export class ReplayConnection {
     let playing = false;
     let wallStart = 0;
     let moment = -1;
+    // Where the clock starts: `from`, or the recording's first moment when it starts after `from` (hours before the
+    // first record are not recorded quiet, and are not waited through).
+    let start = from;
+    let before = false;
     // The first moment after a keyframe: the keyframe holds its changes already (they triggered it).
     let keyMoment: number | undefined;
     for await (const line of readDay(this.opts.dir, this.q.date, this.q.from, this.opts.onDamage)) {
@@ -155,7 +159,9 @@ export class ReplayConnection {
       }
       if (st.keyframePending && keyMoment !== undefined && line.t !== keyMoment) this.settle();
       keyMoment ??= line.t;
+      if (line.t < from) before = true;
       if (!playing && line.t >= from) {
+        if (!before) start = st.clock = line.t;
         playing = true;
         this.markReady();
         // The replay clock starts with the client's first subscribe: nothing plays to nobody.
@@ -166,7 +172,7 @@ export class ReplayConnection {
       if (playing && line.t !== moment) {
         // The changes of one recorded moment go out together, as live clients got them in one tick.
         this.outbox.flush();
-        await this.pace(wallStart, from, line.t);
+        await this.pace(wallStart, start, line.t);
         if (this.ended) return;
         moment = line.t;
         st.clock = line.t;

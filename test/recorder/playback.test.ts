@@ -69,6 +69,22 @@ describe('replay windows', () => {
     expect(last.ts).toBeGreaterThanOrEqual(T0 + 19_000);
   });
 
+  it('a window that starts before the recording starts its clock at the first recorded moment: no wait through what was not recorded', async () => {
+    const dir = tmp();
+    await record(dir, 20); // 10:00:00–10:00:19
+    h = await replayHarness(dir);
+    // 09:59:40 at speed 1: twenty seconds of nothing recorded before the first change.
+    const c = await Client.connect(url(h, 'from=095940&to=100004&speed=1'));
+    const t0 = performance.now();
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(await c.closedWith(15_000)).toEqual({ code: 1000, reason: 'replay ended' });
+    // The changes of 10:00:01–10:00:03 at speed 1: about three seconds, not twenty-three.
+    expect(performance.now() - t0).toBeLessThan(8000);
+    expect(c.of('snapshot').map((m) => m.seq)).toEqual([1]);
+    expect(c.of('patch').map((m) => [m.seq, m.ts])).toEqual([2, 3, 4].map((seq) => [seq, T0 + (seq - 1) * 1000]));
+    expect(c.msgs.at(-1)).toMatchObject({ type: 'status', state: 'closed', reason: 'replay ended', ts: T0 + 4000 });
+  });
+
   it('a window that runs into the present ends where the replay was opened, having played every change recorded before then', async () => {
     // Clear of a KST midnight, so that the seconds recorded below are of one day.
     const kstSecs = kstSecondOfDay(Date.now());
