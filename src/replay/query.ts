@@ -7,10 +7,19 @@ import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY } from '../recorder/format.js';
  * default, is the end of the day), `speed` 1–1000 or `max`. See docs/REPLAY.md.
  */
 
+/** Whether `YYYYMMDD` is a day of the calendar (not 20261301 or 20260230). */
+function isDay(d: string): boolean {
+  const t = new Date(Date.UTC(Number(d.slice(0, 4)), Number(d.slice(4, 6)) - 1, Number(d.slice(6, 8))));
+  return !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10).replace(/-/g, '') === d;
+}
+
 /** The replay's query, validated. */
 export const ReplayQuery = z
   .object({
-    date: z.string().regex(/^\d{8}$/, 'date must be YYYYMMDD'),
+    date: z
+      .string({ error: 'date is required (YYYYMMDD, KST)' })
+      .regex(/^\d{8}$/, { error: 'date must be YYYYMMDD', abort: true })
+      .refine(isDay, 'date must be a day of the calendar (YYYYMMDD)'),
     from: z.string().regex(TIME_OF_DAY, 'from must be HHMMSS (KST)').default('000000'),
     to: z.string().regex(END_OF_WINDOW, 'to must be HHMMSS (KST), up to 240000 (the end of the day)').default(END_OF_DAY),
     speed: z
@@ -19,6 +28,7 @@ export const ReplayQuery = z
       .transform((s) => (s === 'max' ? ('max' as const) : Number(s)))
       .refine((s) => s === 'max' || (Number.isInteger(s) && s >= 1 && s <= 1000), 'speed must be an integer from 1 to 1000, or max'),
   })
-  .refine((q) => q.from < q.to, 'from must be before to');
+  // Only between two valid times: a malformed one is said once, by its own check.
+  .refine((q) => !TIME_OF_DAY.test(q.from) || !END_OF_WINDOW.test(q.to) || q.from < q.to, 'from must be before to');
 /** The replay's query (type). */
 export type ReplayQuery = z.infer<typeof ReplayQuery>;
