@@ -110,7 +110,7 @@ const QUICK: Omit<BenchConfig, 'only' | 'peers' | 'out' | 'profile' | 'waitIdleS
   mode: 'quick',
   fanout: { ...FULL.fanout, clients: 400, warmupMs: 1_000, windows: 3, windowMs: 1_000, drainMs: 400, snapshotProbes: 3 },
   connections: { ...FULL.connections, count: 1_500, perLoadProcess: 1_000, snapshotProbes: 3, peers: ['bridge'] },
-  cycle: { ...FULL.cycle, warmup: 10, cycles: 20 },
+  cycle: { ...FULL.cycle, warmup: 10, cycles: 60 },
   economy: { measureMs: 3_000, idleMs: 2_000 },
   recorder: { ...FULL.recorder, warmup: 10, cycles: 60 },
   e2e: { ...FULL.e2e, warmupMs: 3_000, windows: 3, windowMs: 3_000, drainMs: 500 },
