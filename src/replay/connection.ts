@@ -140,8 +140,9 @@ export class ReplayConnection {
     let playing = false;
     let wallStart = 0;
     let moment = -1;
-    // Where the clock starts: `from`, or the recording's first moment when it starts after `from` (hours before the
-    // first record are not recorded quiet, and are not waited through).
+    // Where the clock starts: `from`, or the recording's first moment when the recording starts after `from` (the
+    // reader begins at the segment holding `from`, so `before` is false only then): hours before the first record are
+    // not recorded quiet, and are not waited through.
     let start = from;
     let before = false;
     // The first moment after a keyframe: the keyframe holds its changes already (they triggered it).
@@ -180,9 +181,8 @@ export class ReplayConnection {
       this.playLine(line, playing);
     }
     this.settle();
-    // The recording ends before `to`: the replay ends with it (its clock at `to` when the recording was still being
-    // written then, else at the last moment played).
-    st.clock = Math.max(st.clock, Math.min(to, Date.now()));
+    // The recording ends before `to`: the replay ends with it, its clock at `to` (never later than when it was opened).
+    st.clock = Math.max(st.clock, to);
   }
 
   /** Applies a recorded change or status, and sends it to the subscribers once playing. */
