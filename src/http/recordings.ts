@@ -12,8 +12,8 @@ import { sendError, sendJson } from './respond.js';
 
 /**
  * Browsing and exporting recordings over HTTP: `GET /recordings` lists the
- * recorded days with their time ranges and sizes, and each day's feeds with
- * theirs (from the segments' summaries, never from file times); `GET
+ * recorded days with their time ranges, sizes and gaps (where no bridge
+ * recorded), and each day's feeds with theirs (from the segments' summaries, never from file times); `GET
  * /recordings/{date}/{channel}.{market}?codes=&from=&to=&format=ndjson|csv`
  * streams the feed's changes (NDJSON: the frames as live clients got them;
  * CSV: the row after each change), reading the day line by line, never
@@ -47,6 +47,8 @@ export async function listRecordings(src: RecordingsSource, res: ServerResponse)
       bytes: day.diskBytes,
       compressed: day.compressed,
       feeds: Object.entries(s.feeds).map(([feed, f]) => ({ feed, from: kstTime(f.from), to: kstTime(f.to, true), changes: f.changes, bytes: f.bytes })),
+      // Where no bridge recorded: from the second after the last one recorded to the second recording began again.
+      gaps: (s.gaps ?? []).map((g) => ({ from: kstTime(g.from!, true), to: kstTime(g.to) })).filter((g) => g.from < g.to),
     });
   }
   sendJson(res, 200, { days: out });

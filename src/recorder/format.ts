@@ -6,13 +6,19 @@ import { z } from 'zod';
  * sessions have ended), each opening with a keyframe: every topic's row,
  * seq, `ts` and checksum as they stood, so a replay can start in any
  * segment. After it come the changes (the exact frames live clients got) and
- * the feeds' statuses, in the order they happened. One JSON object a line;
+ * the feeds' statuses, in the order they happened. A process's first
+ * keyframe says it starts the recording again, and a clean stop is a line
+ * of its own, so a replay knows where nothing was recorded. One JSON object a line;
  * a torn last line (a crash mid-write) is just where the recording stops.
  * See docs/REPLAY.md.
  */
 
-/** A keyframe opens: `t` when it was taken (ms epoch). */
-export const KeyframeStart = z.object({ k: z.literal('K'), t: z.number() }).strict();
+/**
+ * A keyframe opens: `t` when it was taken (ms epoch). `start` marks the
+ * first keyframe a process writes (or writes again after it was not the one
+ * recording): nothing was recorded between the line before it and `t`.
+ */
+export const KeyframeStart = z.object({ k: z.literal('K'), t: z.number(), start: z.literal(true).optional() }).strict();
 /** One topic's state in a keyframe. */
 export const KeyframeRow = z
   .object({
@@ -41,8 +47,11 @@ export const ChangeLine = z.object({ k: z.literal('c'), t: z.number(), topic: z.
 /** A feed's status, observed at `t` (the frame as sent). */
 export const StatusLine = z.object({ k: z.literal('s'), t: z.number(), feed: z.string(), f: z.string() }).strict();
 
+/** The recording stops at `t` (a clean stop, or this process no longer the one recording): nothing is recorded until the next keyframe that starts one. */
+export const StopLine = z.object({ k: z.literal('X'), t: z.number() }).strict();
+
 /** Any line of a segment. */
-export const RecordLine = z.discriminatedUnion('k', [KeyframeStart, KeyframeRow, KeyframeStatus, KeyframeEnd, ChangeLine, StatusLine]);
+export const RecordLine = z.discriminatedUnion('k', [KeyframeStart, KeyframeRow, KeyframeStatus, KeyframeEnd, ChangeLine, StatusLine, StopLine]);
 /** Any line of a segment (type). */
 export type RecordLine = z.infer<typeof RecordLine>;
 

@@ -19,7 +19,10 @@ import { SummaryBuilder, summaryName } from './summary.js';
  * got, with topic, seq and the time observed) and every feed status,
  * appended to the day's recording under `DATA_DIR/recordings/`. A new
  * segment starts every `segmentMs` with a keyframe (every topic as it
- * stands), so a replay can start anywhere; a closed segment gets a summary
+ * stands), so a replay can start anywhere; the first keyframe of a process
+ * says it starts the recording again, and a stop (or, in a cluster, the
+ * poller moving away) writes a stop line, so what was not recorded shows as
+ * such (docs/REPLAY.md §Gaps). A closed segment gets a summary
  * (its feeds' time ranges and sizes). Writes go through a buffered stream
  * and never wait: past `maxPendingBytes` not yet on disk (a full or slow
  * disk) a batch is dropped and counted, never the live feed stalled.
@@ -88,6 +91,8 @@ export class Recorder {
   private housekeeping: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Whether this process has recorded without a break since its last keyframe that says `start`. */
+  private continuous = false;
   /** Where a batch's change lines are built (made on the first batch recorded). */
   private lines: ByteBuilder | undefined;
 
@@ -114,6 +119,7 @@ export class Recorder {
     this.stopped = true;
     clearTimeout(this.timer);
     for (const u of this.unsubscribe) u();
+    this.stopLine(this.now());
     await this.closeSegment();
     await this.housekeeping;
   }
@@ -174,10 +180,25 @@ export class Recorder {
   }
 
   private recording(): boolean {
-    if (this.stopped || (this.opts.enabled && !this.opts.enabled())) return false;
+    if (this.stopped) return false;
     const now = this.now();
-    if (this.seg === undefined || now >= this.seg.ends) this.openSegment(now);
+    if (this.opts.enabled && !this.opts.enabled()) {
+      // No longer the process that records (a cluster's poller moved): the recording says where it stops here.
+      this.stopLine(now);
+      return false;
+    }
+    // Recording again after a stop: a new keyframe, since what happened meanwhile is not here.
+    if (this.seg === undefined || now >= this.seg.ends || !this.continuous) this.openSegment(now);
     return this.seg !== undefined;
+  }
+
+  /** Ends what this process has recorded continuously with a stop line (in the segment still open). */
+  private stopLine(now: number): void {
+    if (this.continuous && this.seg !== undefined && now < this.seg.ends) {
+      this.seg.summary.stops(now);
+      this.write(`{"k":"X","t":${now}}\n`, 0, now);
+    }
+    this.continuous = false;
   }
 
   /** Appends `text` (`changes` changes of `feed`, at `t`), or drops and counts it when the disk is behind or failing. */
@@ -229,11 +250,14 @@ export class Recorder {
     this.day = date;
     // A new day, or a segment closed once the sessions are over: compress what is done.
     if (dayChanged || now >= compressAt(date)) this.housekeepSoon();
-    this.keyframe(now);
+    this.keyframe(now, !this.continuous);
+    this.continuous = true;
   }
 
-  private keyframe(now: number): void {
-    this.write(`{"k":"K","t":${now}}\n`, 0, now);
+  /** Every topic and status as they stand; `start`: the first since this process began recording (again). */
+  private keyframe(now: number, start: boolean): void {
+    if (start) this.seg!.summary.starts(now);
+    this.write(`{"k":"K","t":${now}${start ? ',"start":true' : ''}}\n`, 0, now);
     for (const [channel, market] of this.opts.store.heldFeeds()) {
       let text = '';
       for (const e of this.opts.store.entries(channel, market)) {

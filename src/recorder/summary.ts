@@ -18,9 +18,25 @@ export const FeedSummary = z
 /** One feed's part of a segment (type). */
 export type FeedSummary = z.infer<typeof FeedSummary>;
 
-/** A segment's summary: its first and last line's time, its bytes (uncompressed) and its feeds. */
+/**
+ * Where nothing was recorded: from the stop line, or the last line before a
+ * process started recording again without one (a crash), to that process's
+ * first keyframe (ms epoch). Without `from` the gap began in an earlier
+ * segment, where that segment's last line is.
+ */
+export const Gap = z.object({ from: z.number().optional(), to: z.number() }).strict();
+/** A stretch not recorded (type). */
+export type Gap = z.infer<typeof Gap>;
+
+/** A segment's summary: its first and last line's time, its bytes (uncompressed), its feeds, and where in it nothing was recorded. */
 export const SegmentSummary = z
-  .object({ from: z.number(), to: z.number(), bytes: z.number().int().nonnegative(), feeds: z.record(z.string(), FeedSummary) })
+  .object({
+    from: z.number(),
+    to: z.number(),
+    bytes: z.number().int().nonnegative(),
+    feeds: z.record(z.string(), FeedSummary),
+    gaps: z.array(Gap).optional(),
+  })
   .strict();
 /** A segment's summary (type). */
 export type SegmentSummary = z.infer<typeof SegmentSummary>;
@@ -38,6 +54,21 @@ export class SummaryBuilder {
   private readonly feeds = new Map<string, { from: number; to: number; changes: number; bytes: number }>();
   /** The time of the keyframe being read (its rows and statuses carry none of their own). */
   private keyframeAt = 0;
+  private readonly gaps: Gap[] = [];
+  /** When the recording stopped (a stop line), until a process starts it again. */
+  private stoppedAt: number | undefined;
+
+  /** A process starts recording at `t` (a keyframe that says `start`): a gap ends here, unless this is the first line of the day's recording. */
+  starts(t: number): void {
+    const from = this.stoppedAt ?? (this.from === Infinity ? undefined : this.to);
+    this.stoppedAt = undefined;
+    this.gaps.push(from === undefined ? { to: t } : { from, to: t });
+  }
+
+  /** The recording stops at `t` (a stop line). */
+  stops(t: number): void {
+    this.stoppedAt = t;
+  }
 
   /** Counts `bytes` of the segment at `t` (ms epoch), of `feed` when given, holding `changes` changes. */
   add(t: number, bytes: number, feed?: string, changes = 0): void {
@@ -60,6 +91,7 @@ export class SummaryBuilder {
     switch (l.k) {
       case 'K':
         this.keyframeAt = l.t;
+        if (l.start === true) this.starts(l.t);
         return this.add(l.t, bytes);
       case 'r':
         return this.add(this.keyframeAt, bytes, feedOfTopic(l.topic));
@@ -71,6 +103,9 @@ export class SummaryBuilder {
         return this.add(l.t, bytes, feedOfTopic(l.topic), 1);
       case 's':
         return this.add(l.t, bytes, l.feed);
+      case 'X':
+        this.stops(l.t);
+        return this.add(l.t, bytes);
     }
   }
 
@@ -79,7 +114,7 @@ export class SummaryBuilder {
     if (this.from === Infinity) return undefined;
     const feeds: Record<string, FeedSummary> = {};
     for (const [k, v] of [...this.feeds].sort(([a], [b]) => a.localeCompare(b))) feeds[k] = { ...v };
-    return { from: this.from, to: this.to, bytes: this.bytes, feeds };
+    return { from: this.from, to: this.to, bytes: this.bytes, feeds, ...(this.gaps.length > 0 ? { gaps: this.gaps.map((g) => ({ ...g })) } : {}) };
   }
 }
 
@@ -89,11 +124,21 @@ function feedOfTopic(topic: string): string {
   return dot < 0 ? topic : topic.slice(0, dot);
 }
 
-/** The summaries of several segments as one: a day's (undefined for none). */
+/**
+ * The summaries of several segments, in order, as one: a day's (undefined
+ * for none). A gap that began in an earlier segment begins at that
+ * segment's last line; one before the first segment is no gap (the day's
+ * recording starts there).
+ */
 export function mergeSummaries(list: readonly SegmentSummary[]): SegmentSummary | undefined {
   if (list.length === 0) return undefined;
   const out: SegmentSummary = { from: Infinity, to: -Infinity, bytes: 0, feeds: {} };
+  const gaps: Gap[] = [];
   for (const s of list) {
+    for (const g of s.gaps ?? []) {
+      const from = g.from ?? (out.to === -Infinity ? undefined : out.to);
+      if (from !== undefined && from < g.to) gaps.push({ from, to: g.to });
+    }
     out.from = Math.min(out.from, s.from);
     out.to = Math.max(out.to, s.to);
     out.bytes += s.bytes;
@@ -104,5 +149,6 @@ export function mergeSummaries(list: readonly SegmentSummary[]): SegmentSummary 
         : { ...f };
     }
   }
+  if (gaps.length > 0) out.gaps = gaps;
   return out;
 }

@@ -46,6 +46,9 @@ export interface ConnectionOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The reason of the `stale` status a replay gives each feed where the recording stops (the bridge stopped, crashed, or in a cluster no longer polled). */
+export const NOT_RECORDED = 'not recorded: the bridge was not recording';
+
 /** One replay connection. */
 export class ReplayConnection {
   private readonly state = new ReplayState();
@@ -147,19 +150,31 @@ export class ReplayConnection {
     let before = false;
     // The first moment after a keyframe: the keyframe holds its changes already (they triggered it).
     let keyMoment: number | undefined;
+    // The last recorded moment read, and whether a stop line said the recording stopped after it.
+    let last: number | undefined;
+    let stopped = false;
     for await (const line of readDay(this.opts.dir, this.q.date, this.q.from, this.opts.onDamage)) {
       if (this.ended) return;
-      if (line.k === 'K') keyMoment = undefined;
+      // A process starts recording again without a stop line before it (a crash): nothing was recorded after the last moment read.
+      if (line.k === 'K' && line.start === true && !stopped && last !== undefined) this.gap(last, playing);
       if (line.k === 'r' && st.keyframe(line, playing) && st.receives(line.topic)) this.outbox.update(line.topic, st.snapshotOf(line.topic)!);
-      if (line.k === 'S') st.statuses.set(line.feed, line.f);
-      if (line.k !== 'c' && line.k !== 's') continue;
+      if (line.k === 'S') {
+        const had = st.statuses.get(line.feed);
+        st.statuses.set(line.feed, line.f);
+        // A keyframe's status is news only where it differs (a process started again, or the replay starts at its keyframe).
+        if (playing && had !== line.f && st.wantsFeed(line.feed)) this.outbox.send(line.f);
+      }
+      // A keyframe is timed too: what it holds is the state at its moment, not before.
+      if (line.k !== 'c' && line.k !== 's' && line.k !== 'X' && line.k !== 'K') continue;
       if (line.t >= to) {
         this.settle();
         st.clock = to;
         return;
       }
-      if (st.keyframePending && keyMoment !== undefined && line.t !== keyMoment) this.settle();
-      keyMoment ??= line.t;
+      if (line.k !== 'K') {
+        if (st.keyframePending && keyMoment !== undefined && line.t !== keyMoment) this.settle();
+        keyMoment ??= line.t;
+      }
       if (line.t < from) before = true;
       if (!playing && line.t >= from) {
         if (!before) start = st.clock = line.t;
@@ -178,6 +193,14 @@ export class ReplayConnection {
         moment = line.t;
         st.clock = line.t;
       }
+      if (line.k === 'K') {
+        keyMoment = undefined;
+        if (line.start === true) st.restart();
+        stopped = false;
+        continue;
+      }
+      last = line.t;
+      if (line.k === 'X') stopped = true;
       this.playLine(line, playing);
     }
     this.settle();
@@ -185,16 +208,35 @@ export class ReplayConnection {
     st.clock = Math.max(st.clock, to);
   }
 
-  /** Applies a recorded change or status, and sends it to the subscribers once playing. */
-  private playLine(line: Extract<RecordLine, { k: 'c' | 's' }>, playing: boolean): void {
+  /** Applies a recorded change, status or stop, and sends it to the subscribers once playing. */
+  private playLine(line: Extract<RecordLine, { k: 'c' | 's' | 'X' }>, playing: boolean): void {
     const st = this.state;
+    if (line.k === 'X') return this.gap(line.t, playing);
     if (line.k === 'c') {
       // A change the state holds already (in a keyframe), or past a gap (damage), is not played.
       if (st.apply(line.topic, line.seq, line.f) && playing && st.receives(line.topic)) this.outbox.update(line.topic, line.f);
       return;
     }
+    // The status a keyframe just gave (a process records its first status there and as a line of its own) is not sent twice.
+    if (st.statuses.get(line.feed) === line.f) return;
     st.statuses.set(line.feed, line.f);
     if (playing && st.wantsFeed(line.feed)) this.outbox.send(line.f);
+  }
+
+  /**
+   * The recording stops at `t` (a stop line, or the last moment before a
+   * restart without one): every feed with a recorded status is `stale` from
+   * then (`NOT_RECORDED`), as sent to its subscribers and to those who
+   * subscribe before its next recorded status.
+   */
+  private gap(t: number, playing: boolean): void {
+    const st = this.state;
+    for (const feed of [...st.statuses.keys()]) {
+      const [channel, market] = feed.split('.') as [Channel, Market];
+      const frame = statusFrame({ market, channel, state: 'stale', intervalMs: 0, reason: NOT_RECORDED, ts: t });
+      st.statuses.set(feed, frame);
+      if (playing && st.wantsFeed(feed)) this.outbox.send(frame);
+    }
   }
 
   /** A keyframe read while playing that differs from what its changes made (a restart, or a damaged stretch skipped): its topics' snapshots. */

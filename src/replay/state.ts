@@ -17,6 +17,8 @@ interface TopicState {
   seq: number;
   ts: number;
   crc: number;
+  /** The recording process it came from (`ReplayState.restart` counts them). */
+  gen: number;
 }
 
 /** A replay's state at its clock, and its subscriptions. */
@@ -31,6 +33,17 @@ export class ReplayState {
   readonly wildcards = new Set<string>();
   private readonly rows = new Map<string, TopicState>();
   private pending: Map<string, TopicState> | undefined;
+  private gen = 0;
+
+  /**
+   * Another process starts recording (a keyframe that says `start`): the
+   * rows held came from the one before, whose seqs the new one may not
+   * continue (a restart without its state), so a snapshot it records
+   * replaces them whatever its seq.
+   */
+  restart(): void {
+    this.gen++;
+  }
 
   /**
    * A keyframe's row of a topic. Before playing it is the state at once (a
@@ -41,7 +54,7 @@ export class ReplayState {
    * anew): then it is the state at once, and true is returned.
    */
   keyframe(r: { topic: string; row: Record<string, unknown>; seq: number; ts: number; crc: number }, playing: boolean): boolean {
-    const s = { row: r.row as Row, seq: r.seq, ts: r.ts, crc: r.crc };
+    const s = { row: r.row as Row, seq: r.seq, ts: r.ts, crc: r.crc, gen: this.gen };
     const held = this.rows.get(r.topic);
     if (playing && held !== undefined && r.seq >= held.seq) {
       (this.pending ??= new Map()).set(r.topic, s);
@@ -76,21 +89,24 @@ export class ReplayState {
   /**
    * Applies a recorded `snapshot` or `patch` frame of `topic` at `seq`;
    * false when it is not applied: the state holds it already (seq at or
-   * below), or a patch does not follow the state's seq (a gap the next
+   * below, unless the held row is an earlier process's and this is a
+   * snapshot), or a patch does not follow the state's seq (a gap the next
    * keyframe repairs).
    */
   apply(topic: string, seq: number, frame: string): boolean {
     const held = this.rows.get(topic);
-    if (held !== undefined && seq <= held.seq) return false;
+    // A row of an earlier process: only a snapshot of this one replaces it at or below its seq.
+    const earlier = held !== undefined && held.gen !== this.gen;
+    if (held !== undefined && seq <= held.seq && !earlier) return false;
     const msg = JSON.parse(frame) as { type: string; ts: number; crc: number; data?: Row; ops?: PatchOp[] };
     if (msg.type === 'snapshot' && msg.data) {
-      this.rows.set(topic, { row: msg.data, seq, ts: msg.ts, crc: msg.crc });
+      this.rows.set(topic, { row: msg.data, seq, ts: msg.ts, crc: msg.crc, gen: this.gen });
       return true;
     }
     if (msg.type !== 'patch' || !msg.ops || held === undefined || seq !== held.seq + 1) return false;
     const row = applyOps(held.row, msg.ops);
     if (row === undefined) return false;
-    this.rows.set(topic, { row, seq, ts: msg.ts, crc: msg.crc });
+    this.rows.set(topic, { row, seq, ts: msg.ts, crc: msg.crc, gen: this.gen });
     return true;
   }
 

@@ -95,6 +95,8 @@ describe('GET /recordings', () => {
         { feed: 'book.kospi', from: '100030', to: '100041', changes: 33, bytes: expect.any(Number) },
         { feed: 'quote.kospi', from: '100000', to: '100020', changes: 60, bytes: expect.any(Number) },
       ],
+      // The first process stopped after 10:00:19, the second began at 10:00:30.
+      gaps: [{ from: '100020', to: '100030' }],
     };
     const list = async () => ((await (await fetch(`${tb!.url}/recordings`)).json()) as { days: { date: string }[] }).days.find((d) => d.date === DAY);
     expect(await list()).toEqual(expected);

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import type { Row } from '../../src/protocol/row.js';
 import { kstDate, kstSecondOfDay } from '../../src/market/calendar.js';
 import { hhmmss } from '../../src/recorder/format.js';
 import { readDay } from '../../src/recorder/reader.js';
+import { NOT_RECORDED } from '../../src/replay/connection.js';
 import { Client, type Msg } from '../gateway/harness.js';
 import { rawClient } from '../reliability/helpers.js';
 import { DAY, T0, openReplay, record, replayHarness } from './helpers.js';
@@ -159,6 +160,60 @@ describe('what a replay plays', () => {
     expect(c.msgs.find((m) => m.type === 'status')).toEqual(JSON.parse(recorded[0]!));
     expect(seen).toEqual([`live:${T0}`, 6, 7, 8, `stale:${T0 + 8000}`, 9, 10, 11, 12, `live:${T0 + 12_000}`, 13, 14, 15, `closed:${T0 + 15_000}`]);
     expect(c.of('status').slice(1, 3)).toEqual([JSON.parse(recorded[1]!), JSON.parse(recorded[2]!)]);
+  });
+
+  it('where the bridge stopped and started again: its feeds stale from the stop, live again with its first status, its topics from its snapshots', async () => {
+    const dir = tmp();
+    await record(dir, 5); // 10:00:00–10:00:04, then a clean stop
+    await record(dir, 5, { first: 10 }); // another process, without the first one's state: seqs anew, 10:00:10–10:00:14
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100000&to=100020&speed=max'));
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    await c.closedWith(5000);
+    const seen = c.msgs
+      .filter((m) => m.type === 'status' || m.type === 'patch' || m.type === 'snapshot')
+      .map((m) => (m.type === 'status' ? `${m.state}:${(m.ts - T0) / 1000}` : `${m.type === 'patch' ? 'p' : 's'}${m.seq}`));
+    // The second process stops cleanly at 10:00:14.
+    expect(seen).toEqual(['live:0', 's1', 'p2', 'p3', 'p4', 'p5', 'stale:4', 'live:10', 's1', 'p2', 'p3', 'p4', 'p5', 'stale:14', 'closed:20']);
+    expect(c.of('status')[1]).toMatchObject({ state: 'stale', reason: NOT_RECORDED, intervalMs: 0 });
+    // The rows played are the second process's: what a client holds at the end is what it recorded last.
+    expect(c.of('snapshot')[1]).toMatchObject({ ts: T0 + 10_000, data: { isuSrtCd: '100000', trdPrc: 1000 + (10 % 7) * 10 } });
+  });
+
+  it('where the bridge was killed (no stop line): its feeds stale from the last moment recorded, told when the next process starts', async () => {
+    const dir = tmp();
+    await record(dir, 5);
+    // A SIGKILL leaves no stop line.
+    const file = join(dir, DAY, 'seg-100000.ndjson');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^\{"k":"X".*\n/m, ''));
+    await record(dir, 5, { first: 10 });
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100000&to=100020&speed=10'));
+    const t0 = performance.now();
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    await c.until((m) => m.type === 'status' && m.state === 'stale', 5000);
+    // Sent as the recording stops (10:00:04, 0.4 s in at speed 10), not when the next process starts (10:00:10).
+    expect(performance.now() - t0).toBeLessThan(850);
+    await c.closedWith(5000);
+    const statuses = c.of('status').map((m) => `${m.state}:${(m.ts - T0) / 1000}`);
+    expect(statuses).toEqual(['live:0', 'stale:4', 'live:10', 'stale:14', 'closed:20']);
+    expect(c.of('patch').at(-1)).toMatchObject({ seq: 5, ts: T0 + 14_000 });
+  });
+
+  it('a subscribe where nothing was recorded gets the feed stale', async () => {
+    const dir = tmp();
+    await record(dir, 5);
+    await record(dir, 5, { first: 10 });
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100007&to=100012&speed=max'));
+    const got = await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(got).toBeDefined();
+    await c.closedWith(5000);
+    expect(c.of('status').map((m) => `${m.state}:${(m.ts - T0) / 1000}`)).toEqual(['stale:4', 'live:10', 'closed:12']);
+    expect(c.of('snapshot').map((m) => [m.seq, m.ts - T0])).toEqual([
+      [5, 4000],
+      [1, 10_000],
+    ]);
   });
 
   it('a subscribe later in the replay starts that topic at the replay clock', async () => {

@@ -57,6 +57,44 @@ describe('the recorder', () => {
     expect(s.feeds['quote.kospi']!.bytes).toBeGreaterThan(15 * 100);
   });
 
+  it('says where its recording starts and stops: a start on its first keyframe, none on the next segment’s, a stop line at stop', async () => {
+    const dir = tmp();
+    await record(dir, 8, { segmentMs: 5000 });
+    await record(dir, 2, { first: 20, segmentMs: 5000 });
+    const marks: string[] = [];
+    for await (const l of readDay(dir, DAY)) if (l.k === 'K' || l.k === 'X') marks.push(`${l.k}${l.k === 'K' && l.start ? '+' : ''}:${(l.t - T0) / 1000}`);
+    expect(marks).toEqual(['K+:0', 'K:5', 'X:7', 'K+:20', 'X:21']);
+    // The day's summary (each segment's, written as it closed) holds the gap, though it spans two segments.
+    expect((await recordedDay(dir, DAY))?.summary?.gaps).toEqual([{ from: T0 + 7000, to: T0 + 20_000 }]);
+    expect(summaryOf(dir, DAY, '100020').gaps).toEqual([{ to: T0 + 20_000 }]);
+  });
+
+  it('stops its recording while another process records (a cluster’s poller moved away), and starts it again with a keyframe', async () => {
+    const dir = tmp();
+    const store = new StateStore();
+    const bus = new LocalBus();
+    let now = T0;
+    let mine = true;
+    const r = new Recorder({ dir, store, logger: silentLogger(), now: () => now, enabled: () => mine }, bus);
+    r.start();
+    const tick = (s: number) => {
+      now = T0 + s * 1000;
+      bus.publish(store.apply('quote', 'kospi', [{ isuSrtCd: '100000', trdPrc: 1000 + s }], now));
+    };
+    for (let s = 0; s < 3; s++) tick(s);
+    mine = false;
+    for (let s = 3; s < 6; s++) tick(s);
+    mine = true;
+    for (let s = 6; s < 8; s++) tick(s);
+    await r.stop();
+    const lines: string[] = [];
+    for await (const l of readDay(dir, DAY))
+      if (l.k !== 'E' && l.k !== 'S')
+        lines.push(l.k === 'c' ? `c${l.seq}` : l.k === 'r' ? `r${l.seq}` : `${l.k}${l.k === 'K' && l.start ? '+' : ''}:${(l.t - T0) / 1000}`);
+    // A keyframe holds the change that made it be written. Seqs 4–6 were not this process's to record; the keyframe at 10:00:06 holds where they led.
+    expect(lines).toEqual(['K+:0', 'r1', 'c1', 'c2', 'c3', 'X:3', 'K+:6', 'r7', 'c7', 'c8', 'X:7']);
+  });
+
   it('reads back every frame byte for byte as clients got it, whatever the rows held', async () => {
     // Row values as the normaliser can leave them: numbers of any kind, and strings with quotes, backslashes, controls, non-ASCII and lone surrogates.
     const value = fc.oneof(
@@ -265,6 +303,8 @@ describe('the recorder', () => {
     const dir = tmp();
     await record(dir, 10);
     const file = join(dir, DAY, 'seg-100000.ndjson');
+    // A crash in the middle of the last change line: no stop line after it.
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^\{"k":"X".*\n/m, ''));
     truncateSync(file, statSync(file).size - 25);
     const damage: Damage[] = [];
     let changes = 0;

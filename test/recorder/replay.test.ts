@@ -122,5 +122,30 @@ describe('record, crash, replay', () => {
     const status = (await (await request(`${b.url}/status`)).body.json()) as { recorder: { diskBytes: number; dropped: number } };
     expect(status.recorder.diskBytes).toBeGreaterThan(1000);
     expect(status.recorder.dropped).toBe(0);
-  }, 90_000);
+
+    // The second process records once somebody subscribes: the kill is a gap, in the listing and in a replay across it.
+    const killedAt = Math.max(...live.messages.filter((m) => m.type === 'patch').map((m) => (m as PatchMsg).ts));
+    const later = await new TestClient(`${b.url.replace('http', 'ws')}/ws`).ready();
+    later.send({ op: 'subscribe', channel: 'quote', market: 'kospi', codes: CODES });
+    await until(() => later.ofType('patch').length > 0, 20_000, 'the second process polling');
+    const resumedAt = Math.min(...later.ofType('patch').map((m) => (m as PatchMsg).ts));
+    later.close();
+    const listed = (await (await request(`${b.url}/recordings`)).body.json()) as { days: { date: string; gaps: { from: string; to: string }[] }[] };
+    const gaps = listed.days.find((x) => x.date === d.date)!.gaps;
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]!.from > kst(killedAt).time && gaps[0]!.from <= kst(killedAt + 1000).time).toBe(true);
+    expect(gaps[0]!.to <= kst(resumedAt).time).toBe(true);
+    const across = new TestClient(
+      `${b.url.replace('http', 'ws')}/ws/replay?date=${d.date}&from=${kst(killedAt - 2000).time}&to=${kst(resumedAt + 2000).time}&speed=max`,
+    );
+    await across.ready();
+    across.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: CODES });
+    await until(() => across.closed !== undefined, 20_000, 'the end of the replay across the kill');
+    const states = (across.ofType('status') as { state: string; reason?: string; ts: number }[]).map((m) => m.state);
+    expect(states).toEqual(['live', 'stale', 'live', 'closed']);
+    const stale = across.ofType('status')[1] as { reason: string; ts: number };
+    expect(stale).toMatchObject({ reason: 'not recorded: the bridge was not recording' });
+    expect(stale.ts).toBeGreaterThanOrEqual(killedAt);
+    expect(stale.ts).toBeLessThan(killedAt + 1000);
+  }, 120_000);
 });
