@@ -5,7 +5,7 @@ import type { Row } from '../protocol/row.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { kstSecondOfDay } from '../market/calendar.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
-import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, kstMs } from '../recorder/format.js';
+import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
 import { days, readDay, type Damage } from '../recorder/reader.js';
 import { BASE_HEADERS } from './headers.js';
 import { sendError, sendJson } from './respond.js';
@@ -60,6 +60,7 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
   const m = /^\/recordings\/(\d{8})\/([a-z]+)\.([a-z]+)$/.exec(path);
   if (!m) return sendError(res, 404, 'not_found', 'use /recordings/{YYYYMMDD}/{channel}.{market}');
   const [, date, channel, market] = m as unknown as [string, string, string, string];
+  if (!isDay(date)) return sendError(res, 400, 'invalid_params', 'the date must be a day of the calendar (YYYYMMDD, KST)');
   if (!(CHANNELS as readonly string[]).includes(channel) || !(MARKETS as readonly string[]).includes(market)) {
     return sendError(res, 400, 'invalid_params', `channel one of ${CHANNELS.join(', ')}; market one of ${MARKETS.join(', ')}`);
   }
@@ -104,6 +105,11 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
       columns ??= Object.keys(row);
       await write(csvLine(columns, line.topic, line.seq, msg.ts, row, rows));
     }
+  }
+  // No change in the window: the header alone (with the fields of a row held, when the recording has one), so a CSV is never empty.
+  if (format === 'csv' && columns === undefined) {
+    const held = rows.values().next().value;
+    await write(`${['ts', 'topic', 'seq', ...(held ? Object.keys(held) : [])].map(csvCell).join(',')}\n`);
   }
   res.end();
 }

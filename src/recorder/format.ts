@@ -96,6 +96,12 @@ export function readLine(text: string): ReadLine {
   return r.success ? { ok: true, line: r.data } : { ok: false, reason: 'not a recording line' };
 }
 
+/** Whether `YYYYMMDD` is a day of the calendar (not 20261301 or 20260230). */
+export function isDay(d: string): boolean {
+  const t = new Date(Date.UTC(Number(d.slice(0, 4)), Number(d.slice(4, 6)) - 1, Number(d.slice(6, 8))));
+  return /^\d{8}$/.test(d) && !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10).replace(/-/g, '') === d;
+}
+
 /** The folder of a day's recording under the recordings directory. */
 export function dayDir(root: string, date: string): string {
   return `${root}/${date}`;

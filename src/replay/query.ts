@@ -1,17 +1,11 @@
 import { z } from 'zod';
-import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY } from '../recorder/format.js';
+import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, isDay } from '../recorder/format.js';
 
 /**
  * The query of a replay (`/ws/replay?date=YYYYMMDD&from=HHMMSS&to=HHMMSS&speed=N`),
  * validated where it enters: times are KST, `to` exclusive (`240000`, the
  * default, is the end of the day), `speed` 1–1000 or `max`. See docs/REPLAY.md.
  */
-
-/** Whether `YYYYMMDD` is a day of the calendar (not 20261301 or 20260230). */
-function isDay(d: string): boolean {
-  const t = new Date(Date.UTC(Number(d.slice(0, 4)), Number(d.slice(4, 6)) - 1, Number(d.slice(6, 8))));
-  return !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10).replace(/-/g, '') === d;
-}
 
 /** The replay's query, validated. */
 export const ReplayQuery = z

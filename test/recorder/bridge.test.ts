@@ -108,6 +108,14 @@ describe('GET /recordings', () => {
     expect(outside.status).toBe(404);
     expect(((await outside.json()) as { error: { code: string } }).error.code).toBe('not_recorded');
     expect((await fetch(`${tb.url}/recordings/${DAY}/book.kospi?from=100000&to=100031`)).status).toBe(200);
+    // A window with no change of the codes asked for: a CSV of its header alone, an empty NDJSON.
+    const quiet = `${tb.url}/recordings/${DAY}/quote.kospi?codes=999999&from=100005&to=100010`;
+    expect(await (await fetch(`${quiet}&format=csv`)).text()).toBe('ts,topic,seq\n');
+    expect(await (await fetch(quiet)).text()).toBe('');
+    // A date that is no day is a bad request, not a day without a recording.
+    const bad = await fetch(`${tb.url}/recordings/20261301/quote.kospi`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('invalid_params');
   });
 });
 
