@@ -7,6 +7,7 @@ import { kstSecondOfDay } from '../market/calendar.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
 import { days, readDay, type Damage } from '../recorder/reader.js';
+import { ReplayState } from '../replay/state.js';
 import { BASE_HEADERS } from './headers.js';
 import { sendError, sendJson } from './respond.js';
 
@@ -90,11 +91,25 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
   const write = async (text: string) => {
     if (!res.write(text)) await new Promise((r) => res.once('drain', r));
   };
+  // NDJSON: the topics as they stood at `from` come first (as a replay's subscribe gets them), so a window is rebuilt from its lines alone.
+  const state = new ReplayState();
+  let opened = format !== 'ndjson';
+  const open = async () => {
+    opened = true;
+    for (const f of state.snapshots(undefined)) await write(`${f}\n`);
+  };
+  state.wildcards.add(`${channel}.${market}`);
   for await (const line of readDay(root, date, from, src.onDamage)) {
     if (res.destroyed) return;
-    if (line.k === 'r' && wanted(line.topic)) rows.set(line.topic, line.row as Row);
+    if (line.k === 'K' && line.start === true) state.restart();
+    if (line.k === 'r' && wanted(line.topic)) {
+      rows.set(line.topic, line.row as Row);
+      state.keyframe(line, false);
+    }
     if (line.k !== 'c' || !wanted(line.topic)) continue;
     if (line.t >= toMs) break;
+    if (!opened && line.t >= fromMs) await open();
+    if (!opened) state.apply(line.topic, line.seq, line.f);
     const msg = JSON.parse(line.f) as { type: string; ts: number; data?: Row; ops?: PatchOp[] };
     const row = msg.type === 'snapshot' ? msg.data : rows.has(line.topic) && msg.ops ? applyOps(rows.get(line.topic)!, msg.ops) : undefined;
     if (row) rows.set(line.topic, row);
@@ -106,6 +121,7 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
       await write(csvLine(columns, line.topic, line.seq, msg.ts, row, rows));
     }
   }
+  if (!opened) await open();
   // No change in the window: the header alone (with the fields of a row held, when the recording has one), so a CSV is never empty.
   if (format === 'csv' && columns === undefined) {
     const held = rows.values().next().value;

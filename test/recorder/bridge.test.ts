@@ -5,7 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Client } from '../gateway/harness.js';
 import { startBridge, type TestBridge } from '../bridge/helpers.js';
-import { DAY, openReplay, record } from './helpers.js';
+import { DAY, T0, openReplay, record } from './helpers.js';
+import { applyOps } from '../../src/protocol/patch.js';
+import type { PatchOp } from '../../src/protocol/messages.js';
+import type { Row } from '../../src/protocol/row.js';
 
 /**
  * The recordings as a bridge serves them: nothing at all with RECORD=off,
@@ -108,6 +111,14 @@ describe('GET /recordings', () => {
     expect(outside.status).toBe(404);
     expect(((await outside.json()) as { error: { code: string } }).error.code).toBe('not_recorded');
     expect((await fetch(`${tb.url}/recordings/${DAY}/book.kospi?from=100000&to=100031`)).status).toBe(200);
+    // A window of NDJSON opens with each topic as it stood at `from`: rebuilt from its lines alone, it is the recorded state at `to`.
+    const win = (await (await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?codes=100000,100001&from=100005&to=100010`)).text()).trim().split('\n');
+    const msgs = win.map((l) => JSON.parse(l) as { type: string; topic: string; seq: number; ts: number; data?: Row; ops?: PatchOp[] });
+    expect(msgs.map((m) => `${m.type === 'snapshot' ? 's' : 'p'}${m.seq}`)).toEqual(['s5', 's5', 'p6', 'p6', 'p7', 'p7', 'p8', 'p8', 'p9', 'p9', 'p10', 'p10']);
+    expect(msgs[0]).toMatchObject({ topic: 'quote.kospi.100000', ts: T0 + 4000, data: { isuSrtCd: '100000', trdPrc: 1000 + (4 % 7) * 10 } });
+    const rebuilt = new Map<string, Row>();
+    for (const m of msgs) rebuilt.set(m.topic, m.type === 'snapshot' ? m.data! : applyOps(rebuilt.get(m.topic)!, m.ops!)!);
+    expect(rebuilt.get('quote.kospi.100001')).toEqual({ isuSrtCd: '100001', trdPrc: 1000 + ((9 + 1) % 7) * 10, memo: '' });
     // A window with no change of the codes asked for: a CSV of its header alone, an empty NDJSON.
     const quiet = `${tb.url}/recordings/${DAY}/quote.kospi?codes=999999&from=100005&to=100010`;
     expect(await (await fetch(`${quiet}&format=csv`)).text()).toBe('ts,topic,seq\n');
@@ -140,9 +151,9 @@ describe('the last second of a day', () => {
     for (const q of ['from=235958', 'from=235958&to=240000']) {
       const lines = (await (await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?codes=100000&${q}`)).text()).trim().split('\n');
       expect(
-        lines.map((l) => (JSON.parse(l) as { seq: number }).seq),
+        lines.map((l) => `${(JSON.parse(l) as { type: string }).type[0]}${(JSON.parse(l) as { seq: number }).seq}`),
         q,
-      ).toEqual([4, 5]);
+      ).toEqual(['s3', 'p4', 'p5']);
     }
     // Past the end of the day is not a time.
     expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?to=240001`)).status).toBe(400);

@@ -110,10 +110,17 @@ describe('record, crash, replay', () => {
     expect(quote.from <= d.time && quote.to >= kst(to).time).toBe(true);
     expect(quote.changes).toBeGreaterThan(livePatches.length);
     const nd = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}`)).body.text();
-    const lines = nd
+    const [opening, ...lines] = nd
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as PatchMsg);
+    // The window opens with the topic as it stood at `from`, then its changes as live clients got them.
+    expect(opening).toMatchObject({
+      type: 'snapshot',
+      topic: 'quote.kospi.005930',
+      seq: atFrom.get('quote.kospi.005930')!.seq,
+      data: atFrom.get('quote.kospi.005930')!.row,
+    });
     expect(lines.map(key)).toEqual(livePatches.filter((p) => p.topic === 'quote.kospi.005930'));
     const csv = await (await request(`${b.url}/recordings/${d.date}/quote.kospi?codes=005930&from=${d.time}&to=${kst(to).time}&format=csv`)).body.text();
     const rows = csv.trim().split('\n');
