@@ -187,8 +187,13 @@ export class Recorder {
       this.stopLine(now);
       return false;
     }
-    // Recording again after a stop: a new keyframe, since what happened meanwhile is not here.
-    if (this.seg === undefined || now >= this.seg.ends || !this.continuous) this.openSegment(now);
+    if (this.seg === undefined || now >= this.seg.ends) this.openSegment(now);
+    else if (!this.continuous) {
+      // Recording again after a stop, in the segment still open (its stream, not a second one on the file, whose writes
+      // could land before the first one's last): a keyframe that says so, since what happened meanwhile is not here.
+      this.keyframe(now, true);
+      this.continuous = true;
+    }
     return this.seg !== undefined;
   }
 
@@ -201,8 +206,8 @@ export class Recorder {
     this.continuous = false;
   }
 
-  /** Appends `text` (`changes` changes of `feed`, at `t`), or drops and counts it when the disk is behind or failing. */
-  private write(data: string | Buffer, changes: number, t: number, feed?: string): void {
+  /** Appends `text` (`changes` changes of `feed`, at `t`; `held`: a keyframe's lines of it), or drops and counts it when the disk is behind or failing. */
+  private write(data: string | Buffer, changes: number, t: number, feed?: string, held = false): void {
     const seg = this.seg!;
     if (this.failed || seg.out.writableLength > (this.opts.maxPendingBytes ?? 16 << 20)) {
       this.dropped += changes;
@@ -213,7 +218,8 @@ export class Recorder {
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     seg.out.write(buf);
     const bytes = buf.length;
-    seg.summary.add(t, bytes, feed, changes);
+    if (held) seg.summary.held(t, bytes, feed);
+    else seg.summary.add(t, bytes, feed, changes);
     this.written += changes;
     this.opts.onWrite?.(bytes);
   }
@@ -263,9 +269,9 @@ export class Recorder {
       for (const e of this.opts.store.entries(channel, market)) {
         text += `${JSON.stringify({ k: 'r', topic: e.topic, seq: e.seq, ts: e.ts, row: e.row, crc: e.crc })}\n`;
       }
-      if (text !== '') this.write(text, 0, now, feedOf(channel, market));
+      if (text !== '') this.write(text, 0, now, feedOf(channel, market), true);
     }
-    for (const [feed, f] of this.statuses) this.write(`${JSON.stringify({ k: 'S', feed, f })}\n`, 0, now, feed);
+    for (const [feed, f] of this.statuses) this.write(`${JSON.stringify({ k: 'S', feed, f })}\n`, 0, now, feed, true);
     this.write('{"k":"E"}\n', 0, now);
   }
 

@@ -11,7 +11,7 @@ import type { RecordLine } from './format.js';
  * says nothing of the data once a day is compressed. See docs/REPLAY.md.
  */
 
-/** One feed's part of a segment: `from`/`to` ms epoch of its first and last line, its changes and bytes (uncompressed). */
+/** One feed's part of a segment: `from`/`to` ms epoch of its first and last change or status, its changes and bytes (uncompressed, keyframe lines included). */
 export const FeedSummary = z
   .object({ from: z.number(), to: z.number(), changes: z.number().int().nonnegative(), bytes: z.number().int().nonnegative() })
   .strict();
@@ -55,6 +55,24 @@ export class SummaryBuilder {
   /** The time of the keyframe being read (its rows and statuses carry none of their own). */
   private keyframeAt = 0;
   private readonly gaps: Gap[] = [];
+  /** Keyframe bytes of feeds with no change or status in the segment yet. */
+  private readonly keyframed = new Map<string, number>();
+
+  /**
+   * Counts `bytes` of keyframe lines of `feed` at `t`: its size, not its time
+   * range. Every keyframe holds every topic held, polled or not, so a feed
+   * polled no more would seem recorded until the end of the day; its range
+   * is that of its changes and statuses.
+   */
+  held(t: number, bytes: number, feed?: string): void {
+    this.bytes += bytes;
+    if (t < this.from) this.from = t;
+    if (t > this.to) this.to = t;
+    if (feed === undefined) return;
+    const f = this.feeds.get(feed);
+    if (f !== undefined) f.bytes += bytes;
+    else this.keyframed.set(feed, (this.keyframed.get(feed) ?? 0) + bytes);
+  }
   /** When the recording stopped (a stop line), until a process starts it again. */
   private stoppedAt: number | undefined;
 
@@ -77,7 +95,9 @@ export class SummaryBuilder {
     if (t > this.to) this.to = t;
     if (feed === undefined) return;
     const f = this.feeds.get(feed);
-    if (f === undefined) this.feeds.set(feed, { from: t, to: t, changes, bytes });
+    const kept = this.keyframed.get(feed) ?? 0;
+    this.keyframed.delete(feed);
+    if (f === undefined) this.feeds.set(feed, { from: t, to: t, changes, bytes: bytes + kept });
     else {
       if (t < f.from) f.from = t;
       if (t > f.to) f.to = t;
@@ -94,9 +114,9 @@ export class SummaryBuilder {
         if (l.start === true) this.starts(l.t);
         return this.add(l.t, bytes);
       case 'r':
-        return this.add(this.keyframeAt, bytes, feedOfTopic(l.topic));
+        return this.held(this.keyframeAt, bytes, feedOfTopic(l.topic));
       case 'S':
-        return this.add(this.keyframeAt, bytes, l.feed);
+        return this.held(this.keyframeAt, bytes, l.feed);
       case 'E':
         return this.add(this.keyframeAt, bytes);
       case 'c':

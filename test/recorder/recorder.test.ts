@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -67,6 +67,32 @@ describe('the recorder', () => {
     // The day's summary (each segment's, written as it closed) holds the gap, though it spans two segments.
     expect((await recordedDay(dir, DAY))?.summary?.gaps).toEqual([{ from: T0 + 7000, to: T0 + 20_000 }]);
     expect(summaryOf(dir, DAY, '100020').gaps).toEqual([{ to: T0 + 20_000 }]);
+  });
+
+  it('gives a feed the time range of its changes and statuses, not of the keyframes that hold it once it is polled no more', async () => {
+    const dir = tmp();
+    const store = new StateStore();
+    const bus = new LocalBus();
+    let now = T0;
+    const r = new Recorder({ dir, store, logger: silentLogger(), now: () => now, segmentMs: 5000 }, bus);
+    r.start();
+    for (let s = 0; s < 13; s++) {
+      now = T0 + s * 1000;
+      // quote.kospi is polled for three seconds; book.kospi all along. Both are held, so both are in every keyframe.
+      if (s < 3) bus.publish(store.apply('quote', 'kospi', [{ isuSrtCd: '100000', trdPrc: 1000 + s }], now));
+      bus.publish(store.apply('book', 'kospi', [{ isuSrtCd: '100000', bidp1: 900 + s }], now));
+    }
+    await r.stop();
+    const day = (await recordedDay(dir, DAY))!.summary!;
+    expect(day.feeds['quote.kospi']).toMatchObject({ from: T0, to: T0 + 2000, changes: 3 });
+    expect(day.feeds['book.kospi']).toMatchObject({ from: T0, to: T0 + 12_000, changes: 13 });
+    // Its keyframe lines are still its bytes, in the segment it changed in; the day's size is every line.
+    expect(summaryOf(dir, DAY, '100005').feeds['quote.kospi']).toBeUndefined();
+    expect(summaryOf(dir, DAY, '100005').bytes).toBe(statSync(join(dir, DAY, 'seg-100005.ndjson')).size);
+    // Read from the file (a segment without its summary), the same.
+    rmSync(join(dir, DAY, 'seg-100005.summary.json'));
+    rmSync(join(dir, DAY, 'seg-100000.summary.json'));
+    expect((await recordedDay(dir, DAY))!.summary).toEqual(day);
   });
 
   it('stops its recording while another process records (a cluster’s poller moved away), and starts it again with a keyframe', async () => {
