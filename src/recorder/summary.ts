@@ -57,6 +57,8 @@ export class SummaryBuilder {
   private readonly gaps: Gap[] = [];
   /** Keyframe bytes of feeds with no change or status in the segment yet. */
   private readonly keyframed = new Map<string, number>();
+  /** When the recording stopped (a stop line), until a process starts it again. */
+  private stoppedAt: number | undefined;
 
   /**
    * Counts `bytes` of keyframe lines of `feed` at `t`: its size, not its time
@@ -73,8 +75,6 @@ export class SummaryBuilder {
     if (f !== undefined) f.bytes += bytes;
     else this.keyframed.set(feed, (this.keyframed.get(feed) ?? 0) + bytes);
   }
-  /** When the recording stopped (a stop line), until a process starts it again. */
-  private stoppedAt: number | undefined;
 
   /** A process starts recording at `t` (a keyframe that says `start`): a gap ends here, unless this is the first line of the day's recording. */
   starts(t: number): void {
