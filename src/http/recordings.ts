@@ -1,8 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import { CHANNELS, MARKETS } from '../protocol/constants.js';
-import { applyOps } from '../protocol/patch.js';
-import type { Row } from '../protocol/row.js';
-import type { PatchOp } from '../protocol/messages.js';
 import { kstSecondOfDay } from '../market/calendar.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
@@ -85,52 +82,49 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
     'Cache-Control': 'no-store',
     ...BASE_HEADERS,
   });
-  const rows = new Map<string, Row>();
-  let columns: string[] | undefined;
   const wanted = (topic: string) => topic.startsWith(feed) && (codes.size === 0 || codes.has(topic.slice(feed.length)));
   const write = async (text: string) => {
     if (!res.write(text)) await new Promise((r) => res.once('drain', r));
   };
-  // NDJSON: the topics as they stood at `from` come first (as a replay's subscribe gets them), so a window is rebuilt from its lines alone.
+  // The feed's topics as the recording had them, as a replay holds them: what NDJSON opens with, and each CSV line's row.
   const state = new ReplayState();
-  let opened = format !== 'ndjson';
+  state.wildcards.add(`${channel}.${market}`);
+  let opened = false;
+  // NDJSON: the topics as they stood at `from` come first (as a replay's subscribe gets them), so a window is rebuilt from its lines alone.
   const open = async () => {
     opened = true;
-    for (const f of state.snapshots(undefined)) await write(`${f}\n`);
+    if (format === 'ndjson') for (const f of state.snapshots(undefined)) await write(`${f}\n`);
   };
-  state.wildcards.add(`${channel}.${market}`);
+  let columns: string[] | undefined;
   for await (const line of readDay(root, date, from, src.onDamage)) {
     if (res.destroyed) return;
     if (line.k === 'K' && line.start === true) state.restart();
-    if (line.k === 'r' && wanted(line.topic)) {
-      rows.set(line.topic, line.row as Row);
-      state.keyframe(line, false);
-    }
+    if (line.k === 'r' && wanted(line.topic)) state.keyframe(line, false);
     if (line.k !== 'c' || !wanted(line.topic)) continue;
     if (line.t >= toMs) break;
-    if (!opened && line.t >= fromMs) await open();
-    if (!opened) state.apply(line.topic, line.seq, line.f);
-    const msg = JSON.parse(line.f) as { type: string; ts: number; data?: Row; ops?: PatchOp[] };
-    const row = msg.type === 'snapshot' ? msg.data : rows.has(line.topic) && msg.ops ? applyOps(rows.get(line.topic)!, msg.ops) : undefined;
-    if (row) rows.set(line.topic, row);
-    if (line.t < fromMs) continue;
-    if (format === 'ndjson') await write(`${line.f}\n`);
-    else if (row) {
-      // The columns are the first row's fields, header written with the first line.
-      columns ??= Object.keys(row);
-      await write(csvLine(columns, line.topic, line.seq, msg.ts, row, rows));
+    if (line.t < fromMs) {
+      state.apply(line.topic, line.seq, line.f);
+      continue;
     }
+    if (!opened) await open();
+    if (format === 'ndjson') {
+      await write(`${line.f}\n`);
+      continue;
+    }
+    // The row after the change: applied now, or held already (a keyframe holds the changes of its moment); none past a gap.
+    const applied = state.apply(line.topic, line.seq, line.f);
+    const held = state.held(line.topic);
+    if (held === undefined || (!applied && held.seq < line.seq)) continue;
+    // The columns are the first row's fields, the header written with the first line.
+    const head = columns === undefined;
+    columns ??= Object.keys(held.row);
+    await write(`${head ? csvHeader(columns) : ''}${[held.ts, line.topic, line.seq, ...columns.map((c) => held.row[c])].map(csvCell).join(',')}\n`);
   }
   if (!opened) await open();
   // No change in the window: the header alone (with the fields of a row held, when the recording has one), so a CSV is never empty.
-  if (format === 'csv' && columns === undefined) {
-    const held = rows.values().next().value;
-    await write(`${['ts', 'topic', 'seq', ...(held ? Object.keys(held) : [])].map(csvCell).join(',')}\n`);
-  }
+  if (format === 'csv' && columns === undefined) await write(csvHeader(Object.keys(state.anyRow() ?? {})));
   res.end();
 }
-
-const headerWritten = new WeakSet<Map<string, Row>>();
 
 function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
@@ -138,8 +132,6 @@ function csvCell(v: unknown): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-function csvLine(columns: readonly string[], topic: string, seq: number, ts: number, row: Row, state: Map<string, Row>): string {
-  const head = headerWritten.has(state) ? '' : `${['ts', 'topic', 'seq', ...columns].map(csvCell).join(',')}\n`;
-  headerWritten.add(state);
-  return `${head}${[ts, topic, seq, ...columns.map((c) => row[c])].map(csvCell).join(',')}\n`;
+function csvHeader(columns: readonly string[]): string {
+  return `${['ts', 'topic', 'seq', ...columns].map(csvCell).join(',')}\n`;
 }

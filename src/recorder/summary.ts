@@ -67,9 +67,7 @@ export class SummaryBuilder {
    * is that of its changes and statuses.
    */
   held(t: number, bytes: number, feed?: string): void {
-    this.bytes += bytes;
-    if (t < this.from) this.from = t;
-    if (t > this.to) this.to = t;
+    this.span(t, bytes);
     if (feed === undefined) return;
     const f = this.feeds.get(feed);
     if (f !== undefined) f.bytes += bytes;
@@ -88,11 +86,16 @@ export class SummaryBuilder {
     this.stoppedAt = t;
   }
 
-  /** Counts `bytes` of the segment at `t` (ms epoch), of `feed` when given, holding `changes` changes. */
-  add(t: number, bytes: number, feed?: string, changes = 0): void {
+  /** The segment's bytes and time range, with a line of `bytes` at `t`. */
+  private span(t: number, bytes: number): void {
     this.bytes += bytes;
     if (t < this.from) this.from = t;
     if (t > this.to) this.to = t;
+  }
+
+  /** Counts `bytes` of the segment at `t` (ms epoch), of `feed` when given, holding `changes` changes. */
+  add(t: number, bytes: number, feed?: string, changes = 0): void {
+    this.span(t, bytes);
     if (feed === undefined) return;
     const f = this.feeds.get(feed);
     const kept = this.keyframed.get(feed) ?? 0;

@@ -231,7 +231,7 @@ export class ReplayConnection {
    */
   private gap(t: number, playing: boolean): void {
     const st = this.state;
-    for (const feed of [...st.statuses.keys()]) {
+    for (const feed of st.statuses.keys()) {
       const [channel, market] = feed.split('.') as [Channel, Market];
       const frame = statusFrame({ market, channel, state: 'stale', intervalMs: 0, reason: NOT_RECORDED, ts: t });
       st.statuses.set(feed, frame);

@@ -110,6 +110,16 @@ export class ReplayState {
     return true;
   }
 
+  /** A topic's row, seq and `ts` at the replay clock (undefined when the recording holds nothing of it yet). */
+  held(topic: string): { readonly row: Row; readonly seq: number; readonly ts: number } | undefined {
+    return this.rows.get(topic);
+  }
+
+  /** Some row held (its fields are a feed's columns), or undefined when none is. */
+  anyRow(): Row | undefined {
+    return this.rows.values().next().value?.row;
+  }
+
   /** Whether the connection receives `topic`. */
   receives(topic: string): boolean {
     if (this.topics.has(topic)) return true;
