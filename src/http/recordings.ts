@@ -23,6 +23,8 @@ export interface RecordingsSource {
   readonly dir: string;
   readonly live?: LiveSource;
   readonly onDamage?: (d: Damage) => void;
+  /** An export whose client has taken nothing for this long (ms) is closed; default 30 s, a live connection's `maxBehindMs`. */
+  readonly stallMs?: number;
 }
 
 /** `HHMMSS` KST of the second of `ms`; with `after`, of the second after it (an exclusive end: `240000` after the day's last second). */
@@ -83,8 +85,22 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
     ...BASE_HEADERS,
   });
   const wanted = (topic: string) => topic.startsWith(feed) && (codes.size === 0 || codes.has(topic.slice(feed.length)));
+  // A client that stops reading holds the day's reader and the feed's rows: past `stallMs` without taking anything, it is closed.
+  const stallMs = src.stallMs ?? 30_000;
   const write = async (text: string) => {
-    if (!res.write(text)) await new Promise((r) => res.once('drain', r));
+    if (res.write(text)) return;
+    const drained = await new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        res.off('drain', onDrain).off('close', onClose);
+        resolve(ok);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = setTimeout(() => done(false), stallMs);
+      res.on('drain', onDrain).on('close', onClose);
+    });
+    if (!drained) res.destroy();
   };
   // The feed's topics as the recording had them, as a replay holds them: what NDJSON opens with, and each CSV line's row.
   const state = new ReplayState();

@@ -1,4 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +11,7 @@ import { DAY, T0, openReplay, record } from './helpers.js';
 import { applyOps } from '../../src/protocol/patch.js';
 import type { PatchOp } from '../../src/protocol/messages.js';
 import type { Row } from '../../src/protocol/row.js';
+import { exportFeed } from '../../src/http/recordings.js';
 
 /**
  * The recordings as a bridge serves them: nothing at all with RECORD=off,
@@ -195,3 +198,32 @@ describe('a damaged recording', () => {
 function range(a: number, b: number): number[] {
   return Array.from({ length: b - a + 1 }, (_, i) => a + i);
 }
+
+describe('an export to a client that stops reading', () => {
+  it('is closed once the client has taken nothing for stallMs, the day’s reader with it; one that reads gets all of it', async () => {
+    const dir = tmp();
+    // 100 s of ten rows with 20 KB that change every second: about 20 MB of frames, past what loopback buffers take (about 10 MB).
+    await record(dir, 100, { rows: 10, pad: 20_000, maxPendingBytes: 64 << 20 });
+    const ended: string[] = [];
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.on('close', () => ended.push(res.writableFinished ? 'finished' : 'closed unfinished'));
+      void exportFeed({ dir, stallMs: 300 }, url.pathname, url.searchParams, res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const stalled = connect(port, '127.0.0.1', () => stalled.write(`GET /recordings/${DAY}/quote.kospi HTTP/1.1\r\nHost: x\r\n\r\n`));
+      stalled.pause(); // never reads
+      // Closed by the server: the kernel's buffers filled, then 300 ms without a drain.
+      for (let i = 0; i < 100 && ended.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(ended).toEqual(['closed unfinished']);
+      stalled.destroy();
+      const full = await (await fetch(`http://127.0.0.1:${port}/recordings/${DAY}/quote.kospi`)).text();
+      expect(full.trim().split('\n')).toHaveLength(10 * 100);
+      expect(ended).toEqual(['closed unfinished', 'finished']);
+    } finally {
+      server.close();
+    }
+  });
+});
