@@ -1,123 +1,166 @@
 import type { Row } from '../upstream/normalise.js';
 
 /**
- * A fixed-capacity ring of the patch frames of one topic, by seq, for
- * resume: a client that reconnects with its last seq gets the frames it
- * missed if they are all still here.
+ * Fixed-capacity rings of the patch frames of the topics of one feed, by
+ * seq, for resume: a client that reconnects with its last seq gets the
+ * frames it missed if they are all still here.
  *
- * The ring holds one run of consecutive seqs ending at the last one pushed:
- * a resume needs every frame from its seq to the latest, so frames before a
- * gap could never be sent, and a seq need not be stored per frame.
+ * Each ring holds one run of consecutive seqs ending at the last one
+ * pushed: a resume needs every frame from its seq to the latest, so frames
+ * before a gap could never be sent, and a seq need not be stored per frame.
  *
  * A change the store made here is kept as the rows before and after it
  * and its time, and its frame is made again only when a resume first asks
  * for it (then kept, for the clients that resume after it): the rows are
  * the topic's state and outlive a poll anyway, while a frame kept as a
- * string was one more object per change to outlive the young generation. Copying those frames out of it was
- * most of the garbage collector's time with a whole market changing every
- * second (bench/README.md, "The replay rings keep rows"). Frames the ring
- * is given as they are (a cluster leader's, or loaded from the shared
- * state) are kept as they are.
+ * string was one more object per change to outlive the young generation.
+ * Copying those frames out of it was most of the garbage collector's time
+ * with a whole market changing every second (bench/README.md, "The replay
+ * rings keep rows"). Frames a ring is given as they are (a cluster
+ * leader's, or loaded from the shared state) are kept as they are.
+ *
+ * The rings of a feed live side by side in a few arrays, not an object and
+ * an array per topic: a push writes into memory reached from the feed, which
+ * a poll touches anyway, instead of first reading a ring object and its
+ * array that were last touched seconds ago, a cache miss each for a third of
+ * a whole market every second (bench/README.md, "The rings of a feed side by
+ * side").
  */
 
 /** Makes the patch frame of `seq` (time `ts`) that changed `prev` into `row`. */
 export type FrameMaker = (seq: number, ts: number, prev: Row, row: Row) => string;
 
-/** The last `capacity` patch frames of a topic, for resume. */
-export class ReplayRing {
-  /**
-   * Three entries per slot, side by side (one place in memory to write per
-   * change): the frame as given, or the row before the change; undefined,
-   * or the row after it; and the change's time, as ms after `baseTs` (a
-   * small integer, which an array holds without allocating).
-   */
-  private readonly items: unknown[];
-  private readonly baseTs: number;
-  private head = 0;
-  private size = 0;
-  /** Seq of the last frame pushed (meaningful while `size` > 0). */
-  private last = 0;
+/** Per-ring entries of `state`: the next slot, the number held, the last seq pushed. */
+const HEAD = 0;
+const SIZE = 1;
+const LAST = 2;
+const STATE = 4;
 
-  /** A ring holding the last `capacity` frames (at least 1); `baseTs`: about when its changes happen (ms epoch). */
-  constructor(
-    readonly capacity: number,
-    baseTs = 0,
-  ) {
-    const c = Math.max(1, Math.floor(capacity));
-    this.items = new Array<unknown>(3 * c).fill(undefined);
-    this.baseTs = baseTs;
+/** The rings of one feed's topics, each holding the last `capacity` frames of its topic. */
+export class ReplayRings {
+  /** Frames held per ring (at least 1). */
+  readonly capacity: number;
+  /**
+   * Two entries per slot, `capacity` slots per ring, ring after ring: the
+   * frame as given, or the row before the change; undefined, or the row
+   * after it.
+   */
+  private items: unknown[];
+  /** Per slot: the change's time (ms epoch). */
+  private times: Float64Array;
+  /** `STATE` entries per ring: `HEAD`, `SIZE`, `LAST`. */
+  private state: Float64Array;
+  /** Rings added. */
+  private count = 0;
+
+  /** No rings yet, each to hold the last `capacity` frames (at least 1). */
+  constructor(capacity: number) {
+    this.capacity = Math.max(1, Math.floor(capacity));
+    this.items = [];
+    this.times = new Float64Array(0);
+    this.state = new Float64Array(0);
   }
 
-  /** Adds the frame of `seq`; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
-  push(seq: number, frame: string): void {
-    const k = 3 * this.slot(seq);
-    this.items[k] = frame;
-    this.items[k + 1] = undefined;
+  /** Adds an empty ring; returns its index, for the other methods. */
+  add(): number {
+    const r = this.count++;
+    if (STATE * this.count > this.state.length) this.grow(Math.max(16, 2 * this.count));
+    return r;
+  }
+
+  /** Room for `rings` rings, their contents kept. */
+  private grow(rings: number): void {
+    const slots = rings * this.capacity;
+    const items = new Array<unknown>(2 * slots).fill(undefined);
+    for (let k = 0; k < this.items.length; k++) items[k] = this.items[k];
+    this.items = items;
+    const times = new Float64Array(slots);
+    times.set(this.times);
+    this.times = times;
+    const state = new Float64Array(STATE * rings);
+    state.set(this.state);
+    this.state = state;
+  }
+
+  /** Adds the frame of `seq` to ring `r`; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
+  push(r: number, seq: number, frame: string): void {
+    const q = this.slot(r, seq);
+    this.items[2 * q] = frame;
+    this.items[2 * q + 1] = undefined;
   }
 
   /**
-   * Adds the change of `seq` as the rows before and after it and its time
-   * (the same rule of order as `push`); its frame is made by `since`'s
-   * maker when a resume needs it.
+   * Adds the change of `seq` to ring `r` as the rows before and after it
+   * and its time (the same rule of order as `push`); its frame is made by
+   * `since`'s maker when a resume needs it.
    */
-  pushRows(seq: number, ts: number, prev: Row, row: Row): void {
-    const k = 3 * this.slot(seq);
+  pushRows(r: number, seq: number, ts: number, prev: Row, row: Row): void {
+    const q = this.slot(r, seq);
     const items = this.items;
-    items[k] = prev;
-    items[k + 1] = row;
-    items[k + 2] = ts - this.baseTs;
+    items[2 * q] = prev;
+    items[2 * q + 1] = row;
+    this.times[q] = ts;
   }
 
-  /** The slot for `seq`, the ring advanced past it. */
-  private slot(seq: number): number {
-    const c = this.items.length / 3;
-    if (this.size > 0 && seq !== this.last + 1) this.size = 0;
-    const i = this.head;
-    if (++this.head === c) this.head = 0;
-    if (this.size < c) this.size++;
-    this.last = seq;
-    return i;
+  /** The slot for `seq` in ring `r`, the ring advanced past it. */
+  private slot(r: number, seq: number): number {
+    const s = this.state;
+    const at = STATE * r;
+    const c = this.capacity;
+    let size = s[at + SIZE]!;
+    if (size > 0 && seq !== s[at + LAST]! + 1) size = 0;
+    const head = s[at + HEAD]!;
+    s[at + HEAD] = head + 1 === c ? 0 : head + 1;
+    s[at + SIZE] = size < c ? size + 1 : size;
+    s[at + LAST] = seq;
+    return r * c + head;
   }
 
-  /** Oldest seq held, or undefined when empty. */
-  oldest(): number | undefined {
-    return this.size === 0 ? undefined : this.last - this.size + 1;
+  /** Oldest seq ring `r` holds, or undefined when it is empty. */
+  oldest(r: number): number | undefined {
+    const size = this.state[STATE * r + SIZE]!;
+    return size === 0 ? undefined : this.state[STATE * r + LAST]! - size + 1;
   }
 
   /**
-   * The frames with seq greater than `after`, in order, when they are all
-   * held and contiguous up to `latest`; undefined otherwise (the caller then
-   * sends a snapshot). Empty when the client is already at `latest`. A
-   * change held as rows gets its frame from `make`, and keeps it.
+   * The frames of ring `r` with seq greater than `after`, in order, when
+   * they are all held and contiguous up to `latest`; undefined otherwise
+   * (the caller then sends a snapshot). Empty when the client is already at
+   * `latest`. A change held as rows gets its frame from `make`, and keeps
+   * it.
    */
-  since(after: number, latest: number, make: FrameMaker): string[] | undefined {
+  since(r: number, after: number, latest: number, make: FrameMaker): string[] | undefined {
     if (after === latest) return [];
-    if (!this.covers(after, latest)) return undefined;
-    const c = this.items.length / 3;
+    if (!this.covers(r, after, latest)) return undefined;
+    const c = this.capacity;
+    const head = this.state[STATE * r + HEAD]!;
     const items = this.items;
     const out: string[] = [];
     for (let seq = after + 1; seq <= latest; seq++) {
-      const k = 3 * ((this.head - 1 - (latest - seq) + 2 * c) % c);
-      const row = items[k + 1] as Row | undefined;
+      const q = r * c + ((head - 1 - (latest - seq) + 2 * c) % c);
+      const row = items[2 * q + 1] as Row | undefined;
       if (row !== undefined) {
         // Made once: a reconnecting crowd resumes from the same few seqs.
-        items[k] = make(seq, this.baseTs + (items[k + 2] as number), items[k] as Row, row);
-        items[k + 1] = undefined;
+        items[2 * q] = make(seq, this.times[q]!, items[2 * q] as Row, row);
+        items[2 * q + 1] = undefined;
       }
-      out.push(items[k] as string);
+      out.push(items[2 * q] as string);
     }
     return out;
   }
 
-  /** Whether `since(after, latest)` would give the frames (without making them). */
-  covers(after: number, latest: number): boolean {
+  /** Whether `since(r, after, latest)` would give the frames (without making them). */
+  covers(r: number, after: number, latest: number): boolean {
     if (after === latest) return true;
-    return after < latest && this.size > 0 && latest === this.last && after + 1 >= this.last - this.size + 1;
+    const size = this.state[STATE * r + SIZE]!;
+    const last = this.state[STATE * r + LAST]!;
+    return after < latest && size > 0 && latest === last && after + 1 >= last - size + 1;
   }
 
-  /** Drops every frame (e.g. when the topic's row is replaced by a snapshot). */
-  clear(): void {
-    this.items.fill(undefined);
-    this.size = 0;
+  /** Drops every frame of ring `r` (e.g. when its topic's row is replaced by a snapshot). */
+  clear(r: number): void {
+    const c = this.capacity;
+    this.items.fill(undefined, 2 * r * c, 2 * (r + 1) * c);
+    this.state[STATE * r + SIZE] = 0;
   }
 }

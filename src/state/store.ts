@@ -9,7 +9,7 @@ import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from '../protocol/patch.js';
 import { flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
 import { Layouts, diffLaid, laidOpsJson, type RowLayout } from './layout.js';
-import { ReplayRing } from './ring.js';
+import { ReplayRings } from './ring.js';
 import { ValueFrames } from './valueframes.js';
 
 export type { ChangeEvent } from './change.js';
@@ -34,8 +34,13 @@ export interface TopicEntry {
   seenTs: number;
   /** CRC-32 of the canonical latest row. */
   crc: number;
-  /** Patch frames of recent changes, for resume. Allocated on the first change. */
-  ring?: ReplayRing;
+  /**
+   * Patch frames of recent changes, for resume: the rings of the topic's
+   * feed and the index of its own among them, from its first change on
+   * (set by the store).
+   */
+  rings?: ReplayRings;
+  ring?: number;
   /**
    * The end of this topic's snapshot frame from `"data"` on (the row's
    * JSON and checksum) and the seq it was built for: it changes only with
@@ -110,9 +115,10 @@ export function newEpoch(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
 
-/** The topics of one feed, the layouts of its rows, and where each code stood in the last response. */
+/** The topics of one feed, their replay rings, the layouts of its rows, and where each code stood in the last response. */
 interface FeedState {
   readonly entries: Map<string, TopicEntry>;
+  readonly rings: ReplayRings;
   readonly layouts: Layouts;
   /**
    * The entry of each position of the last list applied: a feed's list
@@ -175,7 +181,7 @@ export class StateStore {
     e.seenTs = c.ts;
     e.crc = c.crc;
     // The frame as the leader made it: made again from this process's rows, whose key order an added field can change, its operations could come in another order.
-    (e.ring ??= new ReplayRing(this.ringSize)).push(c.seq, c.frame);
+    this.ringOf(e, this.feed(channel, market)).push(e.ring!, c.seq, c.frame);
     return { kind: 'applied', event: new Change(e.topic, c.code, c.seq, 'patch', c.frame, row, c.crc, c.ops) };
   }
 
@@ -185,16 +191,25 @@ export class StateStore {
    * the longest run that ends at the entry's seq is kept.
    */
   load(channel: Channel, market: Market, code: string, p: PersistedEntry, frames: readonly (readonly [number, string])[] = []): TopicEntry {
+    const feed = this.feed(channel, market);
+    const old = feed.entries.get(code);
     const e: TopicEntry = { topic: topicOf(channel, market, code), code, row: p.row, seq: p.seq, ts: p.ts, seenTs: p.ts, crc: p.crc };
+    // The topic's ring, if it had one, is its again, emptied.
+    if (old?.ring !== undefined) {
+      feed.rings.clear(old.ring);
+      e.rings = feed.rings;
+      e.ring = old.ring;
+      // The replaced entry no longer resumes from it.
+      delete old.ring;
+    }
     let end = frames.length;
     while (end > 0 && frames[end - 1]![0] > p.seq) end--;
     let start = end;
     while (start > 0 && frames[start - 1]![0] === p.seq - (end - start)) start--;
     if (start < end) {
-      e.ring = new ReplayRing(this.ringSize, p.ts);
-      for (let i = Math.max(start, end - this.ringSize); i < end; i++) e.ring.push(frames[i]![0], frames[i]![1]);
+      const rings = this.ringOf(e, feed);
+      for (let i = Math.max(start, end - this.ringSize); i < end; i++) rings.push(e.ring!, frames[i]![0], frames[i]![1]);
     }
-    const feed = this.feed(channel, market);
     feed.entries.set(code, e);
     // The entry object changed: positions remembered from the last list may point to the old one.
     feed.order.length = 0;
@@ -220,7 +235,8 @@ export class StateStore {
    * those values alone; the changes are the same as without it.
    */
   apply(channel: Channel, market: Market, rows: readonly Row[], ts: number, keyField = 'isuSrtCd', delta?: ListDelta): ChangeBatch {
-    const { entries, layouts, order } = this.feed(channel, market);
+    const feed = this.feed(channel, market);
+    const { entries, layouts, order } = feed;
     const events: ChangeEvent[] = [];
     let tsPart: string | undefined;
     let frames: ValueFrames | undefined;
@@ -251,7 +267,7 @@ export class StateStore {
       if (row === prev) continue;
       const layout = (e.layout ??= layouts.of(prev));
       if (delta !== undefined && delta.changedCount(i) > 0 && delta.base(i) === prev) {
-        events.push(this.changedValues(e, row, layout, delta, i, ts, (frames ??= new ValueFrames(channel, market, ts))));
+        events.push(this.changedValues(e, feed, row, layout, delta, i, ts, (frames ??= new ValueFrames(channel, market, ts))));
         continue;
       }
       const n = diffLaid(prev, row, layout);
@@ -278,7 +294,7 @@ export class StateStore {
       e.seq++;
       e.ts = ts;
       frame ??= plainPatchFrame(e.topic, e.seq, ts, ops!, e.crc);
-      (e.ring ??= new ReplayRing(this.ringSize, ts)).pushRows(e.seq, ts, prev, row);
+      this.ringOf(e, feed).pushRows(e.ring!, e.seq, ts, prev, row);
       events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
     }
     return { channel, market, ts, events };
@@ -290,7 +306,7 @@ export class StateStore {
    * checksum and its patch frame are made from those values' bytes in the
    * body, byte for byte what `apply` makes of them otherwise.
    */
-  private changedValues(e: TopicEntry, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
+  private changedValues(e: TopicEntry, feed: FeedState, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
     e.crc = textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
     const seq = e.seq + 1;
     const at = frames.write(e.code, seq, e.crc, layout, d, i);
@@ -298,7 +314,7 @@ export class StateStore {
       at >= 0
         ? Change.written(e.topic, e.code, seq, row, e.crc, frames.chunk, at, frames.end)
         : new Change(e.topic, e.code, seq, 'patch', this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart), row, e.crc);
-    (e.ring ??= new ReplayRing(this.ringSize, ts)).pushRows(seq, ts, e.row, row);
+    this.ringOf(e, feed).pushRows(e.ring!, seq, ts, e.row, row);
     e.row = row;
     e.seq = seq;
     e.ts = ts;
@@ -342,7 +358,7 @@ export class StateStore {
 
   /** Whether `replay(e, after)` would give the frames, without making them. */
   canReplay(e: TopicEntry, after: number): boolean {
-    return after === e.seq || e.ring?.covers(after, e.seq) === true;
+    return after === e.seq || (e.ring !== undefined && e.rings!.covers(e.ring, after, e.seq));
   }
 
   /**
@@ -352,7 +368,8 @@ export class StateStore {
    */
   replay(e: TopicEntry, after: number): string[] | undefined {
     if (after === e.seq) return [];
-    return e.ring?.since(after, e.seq, (seq, ts, prev, row) => this.remadeFrame(e, seq, ts, prev, row));
+    if (e.ring === undefined) return undefined;
+    return e.rings!.since(e.ring, after, e.seq, (seq, ts, prev, row) => this.remadeFrame(e, seq, ts, prev, row));
   }
 
   /**
@@ -374,11 +391,20 @@ export class StateStore {
     return plainPatchFrame(e.topic, seq, ts, diffRows(prev, row), rowChecksum(row));
   }
 
+  /** The rings of `e`'s feed, a ring of its own added there on its first change. */
+  private ringOf(e: TopicEntry, feed: FeedState): ReplayRings {
+    if (e.ring === undefined) {
+      e.rings = feed.rings;
+      e.ring = feed.rings.add();
+    }
+    return feed.rings;
+  }
+
   private feed(channel: Channel, market: Market): FeedState {
     const key = feedOf(channel, market);
     let f = this.feeds.get(key);
     if (!f) {
-      f = { entries: new Map(), layouts: new Layouts(), order: [] };
+      f = { entries: new Map(), rings: new ReplayRings(this.ringSize), layouts: new Layouts(), order: [] };
       this.feeds.set(key, f);
     }
     return f;

@@ -1,6 +1,44 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ReplayRing, type FrameMaker } from '../../src/state/ring.js';
+import { ReplayRings, type FrameMaker } from '../../src/state/ring.js';
+import type { Row } from '../../src/upstream/normalise.js';
+
+/**
+ * One ring of a `ReplayRings`, as the tests below use it: added between
+ * two neighbours that are pushed to whenever it is, so a write past its
+ * own slots would show in what they give.
+ */
+class ReplayRing {
+  private readonly rings: ReplayRings;
+  private readonly r: number;
+  private readonly neighbours: number[];
+  constructor(capacity: number) {
+    this.rings = new ReplayRings(capacity);
+    const before = this.rings.add();
+    this.r = this.rings.add();
+    this.neighbours = [before, this.rings.add()];
+  }
+  push(seq: number, frame: string): void {
+    for (const n of this.neighbours) this.rings.push(n, seq, `other-${seq}`);
+    this.rings.push(this.r, seq, frame);
+  }
+  pushRows(seq: number, ts: number, prev: Row, row: Row): void {
+    for (const n of this.neighbours) this.rings.pushRows(n, seq, ts + 1, row, prev);
+    this.rings.pushRows(this.r, seq, ts, prev, row);
+  }
+  oldest(): number | undefined {
+    return this.rings.oldest(this.r);
+  }
+  since(after: number, latest: number, make: FrameMaker): string[] | undefined {
+    return this.rings.since(this.r, after, latest, make);
+  }
+  covers(after: number, latest: number): boolean {
+    return this.rings.covers(this.r, after, latest);
+  }
+  clear(): void {
+    this.rings.clear(this.r);
+  }
+}
 
 /** For rings given only frames: a change held as rows would be a mistake here. */
 const NO_ROWS: FrameMaker = () => {
@@ -98,7 +136,7 @@ describe('ReplayRing of rows', () => {
   const r = (v: number) => ({ isuSrtCd: '005930', v });
 
   it('makes the frame of a change held as rows when a resume asks, from the rows before and after it', () => {
-    const ring = new ReplayRing(3, 1_000);
+    const ring = new ReplayRing(3);
     let prev = r(0);
     // Times before, near and far from the ring's base (an offset too large for a small integer included).
     const times = [0, 0, 1_002, 1_003, 999, 1_000 + 2 ** 40, 1_795_834_800_123];
@@ -139,5 +177,50 @@ describe('ReplayRing of rows', () => {
     ring.clear();
     expect(ring.oldest()).toBeUndefined();
     expect(ring.since(2, 3, make)).toBeUndefined();
+  });
+});
+
+describe('ReplayRings side by side', () => {
+  it('gives each ring exactly what was pushed to it, whatever the order of pushes, gaps, clears and growth', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.tuple(fc.nat({ max: 40 }), fc.constantFrom('push', 'rows', 'gap', 'clear')), { minLength: 1, maxLength: 400 }),
+        (cap, ops) => {
+          const rings = new ReplayRings(cap);
+          // The model: per ring, its last seq and the frames of its current run.
+          const model: { r: number; last: number; run: string[] }[] = [];
+          const make: FrameMaker = (seq, ts, prev, row) => `${String(prev.t)}>${String(row.t)}@${seq}/${ts}`;
+          for (const [t, op] of ops) {
+            // A topic seen for the first time gets its ring then, as the store adds them.
+            while (model.length <= t % 20) model.push({ r: rings.add(), last: 0, run: [] });
+            const m = model[t % 20]!;
+            if (op === 'clear') {
+              rings.clear(m.r);
+              m.run = [];
+              continue;
+            }
+            const seq = m.last + (op === 'gap' ? 2 : 1);
+            if (op === 'gap') m.run = [];
+            m.last = seq;
+            if (op === 'rows') {
+              rings.pushRows(m.r, seq, 1_700_000_000_000 + seq, { t: `${t}a` }, { t: `${t}b` });
+              m.run.push(`${t}a>${t}b@${seq}/${1_700_000_000_000 + seq}`);
+            } else {
+              rings.push(m.r, seq, `${t}:${seq}`);
+              m.run.push(`${t}:${seq}`);
+            }
+            if (m.run.length > cap) m.run.shift();
+          }
+          for (const m of model) {
+            const held = m.run.length;
+            expect(rings.oldest(m.r)).toBe(held === 0 ? undefined : m.last - held + 1);
+            if (held > 0) expect(rings.since(m.r, m.last - held, m.last, make)).toEqual(m.run);
+            expect(rings.covers(m.r, m.last - held - 1, m.last)).toBe(false);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
