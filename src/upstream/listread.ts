@@ -3,7 +3,7 @@ import type { FieldTable } from './fields.js';
 import { Generation, ListDelta } from './generation.js';
 import { FieldLayouts, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
 import { MAX_ISSUES, normaliseRow, normaliseTop, type Normalised, type Row, type RowIssue, type Scalar } from './normalise.js';
-import { FieldScan, canonicalInteger, compositeEnd, firstArray, scalarEnd, skipWs } from './scan.js';
+import { FieldScan, compositeEnd, firstArray, integerEnd, scalarEnd, skipWs, type ScannedInteger } from './scan.js';
 
 /**
  * Incremental reading of a list body that is polled again and again (the
@@ -36,12 +36,20 @@ const FAIL = -1;
  * JSON text, eight at a time. Two equal doubles have the same bits unless
  * they are +0 and -0, whose bytes (seven of them NUL) JSON text cannot
  * hold; NaNs compare unequal, which only sends the caller the long way.
+ * Read little-endian, as x86 and Arm hold words: the order does not
+ * change which bytes are equal, and a big-endian read (the default) swaps
+ * each word's bytes first.
  */
 function sameView(a: DataView<ArrayBufferLike>, ai: number, b: DataView<ArrayBufferLike>, bi: number, len: number): boolean {
   let k = 0;
-  for (; k + 8 <= len; k += 8) if (a.getFloat64(ai + k) !== b.getFloat64(bi + k)) return false;
+  for (; k + 8 <= len; k += 8) if (a.getFloat64(ai + k, true) !== b.getFloat64(bi + k, true)) return false;
   for (; k < len; k++) if (a.getUint8(ai + k) !== b.getUint8(bi + k)) return false;
   return true;
+}
+
+/** Whether byte `c` after a number's digits would make it a longer number (a digit, `.`, `e`, `E`, `+`, `-`). */
+function numberGoesOn(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
 }
 
 // The list's place in the envelope while the envelope alone is parsed: a value no upstream body holds.
@@ -77,6 +85,8 @@ export class ListReader {
   private codes: Map<Scalar, number> | undefined;
   /** Changed values of the row being read, at their field index; `KEEP` elsewhere. */
   private readonly values: unknown[] = new Array<unknown>(64).fill(KEEP);
+  /** The value `integerEnd` read last. */
+  private readonly int: ScannedInteger = { value: 0 };
 
   /** Whether bodies of `spec` can be read incrementally: a list of object rows. */
   static handles(spec: ResponseSpec): boolean {
@@ -200,12 +210,23 @@ export class ListReader {
       const gap = lvs - lp;
       const vs = p + gap;
       if (vs >= end || !sameView(nv, p, lv, lp, gap)) return this.undo(next, used, changes);
-      const ve = scalarEnd(b, vs, end);
-      if (ve < 0) return this.undo(next, used, changes);
+      // The last value's bytes again, not followed by more of a number: the same token, with no need to scan it.
+      let ve = vs + lve - lvs;
+      const same = ve < end && sameView(nv, vs, lv, lvs, lve - lvs) && !numberGoesOn(b[ve]!);
+      const type = layout.types[f];
+      // A value that changed: the common case, an integer where a number is declared, read in one pass.
+      let int = NaN;
+      if (!same) {
+        ve = type === 'n' || type === undefined ? integerEnd(b, vs, end, this.int) : -1;
+        if (ve >= 0) int = this.int.value;
+        else {
+          ve = scalarEnd(b, vs, end);
+          if (ve < 0) return this.undo(next, used, changes);
+        }
+      }
       nf[at + 3 * f] = vs - s;
       nf[at + 3 * f + 1] = ve - s;
       const lastJson = lf[from + 3 * f + 2]!;
-      const same = ve - vs === lve - lvs && sameView(nv, vs, lv, lvs, ve - vs);
       p = ve;
       lp = lve;
       if (same) {
@@ -213,9 +234,8 @@ export class ListReader {
         continue;
       }
       if (f === layout.keyIndex) return this.undo(next, used, changes);
-      const type = layout.types[f];
-      // The common case inline: an integer where a number is declared, whose bytes are its JSON.
-      let v: Scalar | boolean | typeof UNUSABLE = type === 'n' || type === undefined ? canonicalInteger(b, vs, ve) : NaN;
+      // Any other value is read as the normaliser reads it (an integer's bytes are its JSON).
+      let v: Scalar | boolean | typeof UNUSABLE = int;
       let json = 1;
       if (v !== v) {
         v = fieldValue(b, vs, ve, type);

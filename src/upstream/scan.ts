@@ -236,6 +236,36 @@ export function canonicalInteger(b: Uint8Array, s: number, e: number): number {
   return negative ? -v : v;
 }
 
+/** Where `integerEnd` puts the value it read. */
+export interface ScannedInteger {
+  value: number;
+}
+
+/**
+ * The end of the number token at `i` when it is one that `JSON.stringify`
+ * writes back byte for byte (as `canonicalInteger`), its value put in
+ * `out`: one pass for both. -1 for any other token (a fraction, an
+ * exponent, a leading zero, `-0`, more than 2^53 − 1, not a number), to be
+ * read the general way.
+ */
+export function integerEnd(b: Uint8Array, i: number, end: number, out: ScannedInteger): number {
+  const negative = i < end && b[i] === MINUS;
+  const s = negative ? i + 1 : i;
+  let k = s;
+  let v = 0;
+  while (k < end) {
+    const d = b[k]! - ZERO;
+    if (d < 0 || d > 9) break;
+    v = v * 10 + d;
+    k++;
+  }
+  const digits = k - s;
+  if (digits < 1 || digits > 16 || (b[s] === ZERO && (digits > 1 || negative)) || v > Number.MAX_SAFE_INTEGER) return -1;
+  if (k < end && (b[k] === DOT || b[k] === 0x65 || b[k] === 0x45)) return -1;
+  out.value = negative ? -v : v;
+  return k;
+}
+
 /** Whether the bytes of a string token (quotes included) are printable ASCII with no escape. */
 export function plainAsciiString(b: Uint8Array, s: number, e: number): boolean {
   for (let i = s + 1; i < e - 1; i++) {
