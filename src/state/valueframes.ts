@@ -55,6 +55,19 @@ function putInt(out: Buffer, at: number, v: number, n: number): number {
   return at + n;
 }
 
+/**
+ * Copies bytes `[s, e)` of `src` to `dst` at `at`, four at a time; returns
+ * the index past them. A value's bytes are a few to a few tens: the call
+ * of `TypedArray.prototype.set` on a view of them costs more than the copy,
+ * and a loop of single bytes costs about 2 ns each.
+ */
+function copyBytes(dst: DataView, at: number, src: DataView<ArrayBufferLike>, s: number, e: number): number {
+  let k = s;
+  for (; k + 4 <= e; k += 4, at += 4) dst.setUint32(at, src.getUint32(k, true), true);
+  for (; k < e; k++) dst.setUint8(at++, src.getUint8(k));
+  return at;
+}
+
 /** Whether a code is written in a topic's JSON as it is, in ASCII (no quote, backslash, control or non-ASCII character). */
 function plainAscii(s: string): boolean {
   for (let k = 0; k < s.length; k++) {
@@ -74,6 +87,7 @@ export class ValueFrames {
   private readonly cache = new Map<RowLayout, Map<number, Uint8Array[] | null>>();
   /** The buffer being written: frames already written in it are held by their events, so a full one is left to them, never reused. */
   private out = EMPTY;
+  private outView = new DataView(EMPTY.buffer, EMPTY.byteOffset, 0);
   private used = 0;
   private nextChunk = FIRST_CHUNK;
 
@@ -122,11 +136,13 @@ export class ValueFrames {
     if (this.used + len > this.out.length) {
       // Unpooled: a frame's buffer is its batch's alone.
       this.out = Buffer.allocUnsafeSlow(Math.max(this.nextChunk, len));
+      this.outView = new DataView(this.out.buffer, this.out.byteOffset, this.out.length);
       this.nextChunk = Math.min(LAST_CHUNK, 2 * this.nextChunk);
       this.used = 0;
     }
     const out = this.out;
-    const bytes = d.bytes;
+    const ov = this.outView;
+    const bytes = d.view;
     const start = d.rowStart(i);
     const first = this.used;
     out.set(topic, first);
@@ -137,9 +153,7 @@ export class ValueFrames {
     for (let k = 0; k < n; k++) {
       const f = d.changedField(i, k);
       out.set(blocks[k]!, p);
-      p += blocks[k]!.length;
-      const e = start + fields[at + 3 * f + 1]!;
-      for (let x = start + fields[at + 3 * f]!; x < e; x++) out[p++] = bytes[x]!;
+      p = copyBytes(ov, p + blocks[k]!.length, bytes, start + fields[at + 3 * f]!, start + fields[at + 3 * f + 1]!);
     }
     out.set(blocks[n]!, p);
     p = putInt(out, p + blocks[n]!.length, crc, crcDigits);

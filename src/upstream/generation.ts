@@ -123,6 +123,11 @@ export class ListDelta {
     return this.g.bytes;
   }
 
+  /** A view of `bytes`, to read them a word at a time. */
+  get view(): DataView<ArrayBufferLike> {
+    return this.g.view;
+  }
+
   /** How many values of row `r` differ from its base (0 when it was not compared field by field). */
   changedCount(r: number): number {
     return this.g.changedCount[this.at[r]!]!;
