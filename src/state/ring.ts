@@ -23,8 +23,7 @@ import type { Row } from '../upstream/normalise.js';
  * an array per topic: a push writes into memory reached from the feed, which
  * a poll touches anyway, instead of first reading a ring object and its
  * array that were last touched seconds ago, a cache miss each for a third of
- * a whole market every second (bench/README.md, "The rings of a feed side by
- * side").
+ * a whole market every second (bench/README.md, "The cycle, third round").
  */
 
 /** Makes the patch frame of `seq` (time `ts`) that changed `prev` into `row`. */
