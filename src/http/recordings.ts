@@ -5,6 +5,7 @@ import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
 import { days, readDay, type Damage } from '../recorder/reader.js';
 import { ReplayState } from '../replay/state.js';
+import { queryParams } from '../replay/query.js';
 import { BASE_HEADERS } from './headers.js';
 import { sendError, sendJson } from './respond.js';
 
@@ -54,6 +55,9 @@ export async function listRecordings(src: RecordingsSource, res: ServerResponse)
   sendJson(res, 200, { days: out });
 }
 
+/** The parameters an export takes. */
+const EXPORT_PARAMS = ['codes', 'from', 'to', 'format'] as const;
+
 /** Streams one feed of a recorded day. */
 export async function exportFeed(src: RecordingsSource, path: string, query: URLSearchParams, res: ServerResponse): Promise<void> {
   const root = src.dir;
@@ -64,13 +68,16 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
   if (!(CHANNELS as readonly string[]).includes(channel) || !(MARKETS as readonly string[]).includes(market)) {
     return sendError(res, 400, 'invalid_params', `channel one of ${CHANNELS.join(', ')}; market one of ${MARKETS.join(', ')}`);
   }
-  const from = query.get('from') ?? '000000';
-  const to = query.get('to') ?? END_OF_DAY;
-  const format = query.get('format') ?? 'ndjson';
+  const params = queryParams(query, EXPORT_PARAMS);
+  if (!params.ok) return sendError(res, 400, 'invalid_params', params.message);
+  const q = params.params;
+  const from = q.from ?? '000000';
+  const to = q.to ?? END_OF_DAY;
+  const format = q.format ?? 'ndjson';
   if (!TIME_OF_DAY.test(from) || !END_OF_WINDOW.test(to) || from >= to)
     return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), to up to 240000 (the end of the day), from before to');
   if (format !== 'ndjson' && format !== 'csv') return sendError(res, 400, 'invalid_params', 'format is ndjson or csv');
-  const codes = new Set((query.get('codes') ?? '').split(',').filter(Boolean));
+  const codes = new Set((q.codes ?? '').split(',').filter(Boolean));
   const feed = `${channel}.${market}.`;
   const fromMs = kstMs(date, from);
   const toMs = kstMs(date, to);

@@ -9,7 +9,7 @@ import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
 import { codedHandshakeErrors } from '../gateway/upgrade.js';
 import { hhmmss, kstMs } from '../recorder/format.js';
-import { ReplayQuery } from './query.js';
+import { REPLAY_PARAMS, ReplayQuery, queryParams } from './query.js';
 import type { Damage } from '../recorder/reader.js';
 
 export { ReplayQuery } from './query.js';
@@ -75,8 +75,9 @@ export class ReplayServer {
   /** Checks a replay request: a valid query and a recording that covers part of its window; the query, or why not. */
   async check(url: string | undefined): Promise<{ ok: true; query: ReplayQuery } | { ok: false; refusal: ReplayRefusal }> {
     const q = (url ?? '').indexOf('?');
-    const params = Object.fromEntries(new URLSearchParams(q < 0 ? '' : (url ?? '').slice(q + 1)));
-    const r = ReplayQuery.safeParse(params);
+    const params = queryParams(new URLSearchParams(q < 0 ? '' : (url ?? '').slice(q + 1)), REPLAY_PARAMS);
+    if (!params.ok) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: params.message } };
+    const r = ReplayQuery.safeParse(params.params);
     if (!r.success) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: r.error.issues.map((i) => i.message).join('; ') } };
     const { date, from, to } = r.data;
     const held = (await recordedDay(this.opts.dir, date, this.opts.live))?.summary;

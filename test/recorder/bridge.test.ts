@@ -130,6 +130,17 @@ describe('GET /recordings', () => {
     const bad = await fetch(`${tb.url}/recordings/20261301/quote.kospi`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('invalid_params');
+    // A misspelt parameter, or one given twice, is refused: not the whole day in place of the window meant.
+    for (const [q, message] of [
+      ['codes=100000&form=100005', '1 unknown query parameter; this takes codes, from, to, format'],
+      ['from=100005&from=100009', 'from is given more than once'],
+    ]) {
+      const r = await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?${q}`);
+      expect(r.status, q).toBe(400);
+      expect(((await r.json()) as { error: unknown }).error, q).toEqual({ code: 'invalid_params', message });
+    }
+    // The access token's parameter is taken beside them.
+    expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?codes=100000&from=100005&to=100006&token=any`)).status).toBe(200);
   });
 });
 
@@ -162,6 +173,13 @@ describe('the last second of a day', () => {
     expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?to=240001`)).status).toBe(400);
     const late = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&from=235957&to=240001`);
     expect(late.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request' })]);
+    // A misspelt parameter is refused, not ignored for a replay of the whole day at speed 1.
+    const typo = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&from=235957&sped=max`);
+    expect(typo.frames).toEqual([
+      expect.objectContaining({ type: 'error', code: 'bad_request', message: '1 unknown query parameter; this takes date, from, to, speed' }),
+    ]);
+    const twice = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&date=${DAY}`);
+    expect(twice.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request', message: 'date is given more than once' })]);
   });
 });
 
