@@ -19,11 +19,12 @@ import type { Row } from '../upstream/normalise.js';
  * rings keep rows"). Frames a ring is given as they are (a cluster
  * leader's, or loaded from the shared state) are kept as they are.
  *
- * The rings of a feed live side by side in a few arrays, not an object and
- * an array per topic: a push writes into memory reached from the feed, which
- * a poll touches anyway, instead of first reading a ring object and its
- * array that were last touched seconds ago, a cache miss each for a third of
- * a whole market every second (bench/README.md, "The cycle, third round").
+ * The rings of a feed live side by side in a few arrays (a block of them
+ * for every 256 rings of 32), not an object and an array per topic: a push
+ * writes into memory reached from the feed, which a poll touches anyway,
+ * instead of first reading a ring object and its array that were last
+ * touched seconds ago, a cache miss each for a third of a whole market
+ * every second (bench/README.md, "The cycle, third round").
  */
 
 /** Makes the patch frame of `seq` (time `ts`) that changed `prev` into `row`. */
@@ -35,57 +36,60 @@ const SIZE = 1;
 const LAST = 2;
 const STATE = 4;
 
+/**
+ * About how many entries a block's array of rows holds. Rings are added a
+ * block at a time and never moved: a feed that gains topics costs at most
+ * a block's slack (where doubling one array could leave half of it
+ * unused), and no push waits for every ring's arrays to be copied into
+ * larger ones.
+ */
+const BLOCK_ENTRIES = 16_384;
+
 /** The rings of one feed's topics, each holding the last `capacity` frames of its topic. */
 export class ReplayRings {
   /** Frames held per ring (at least 1). */
   readonly capacity: number;
   /**
-   * Two entries per slot, `capacity` slots per ring, ring after ring: the
-   * frame as given, or the row before the change; undefined, or the row
-   * after it.
+   * Per block of rings: two entries per slot, `capacity` slots per
+   * ring, ring after ring: the frame as given, or the row before the
+   * change; undefined, or the row after it.
    */
-  private items: unknown[];
-  /** Per slot: the change's time (ms epoch). */
-  private times: Float64Array;
-  /** `STATE` entries per ring: `HEAD`, `SIZE`, `LAST`. */
-  private state: Float64Array;
+  private readonly items: unknown[][] = [];
+  /** Per block: the change's time (ms epoch) of each slot. */
+  private readonly times: Float64Array[] = [];
+  /** Per block: `STATE` entries per ring, `HEAD`, `SIZE`, `LAST`. */
+  private readonly state: Float64Array[] = [];
   /** Rings added. */
   private count = 0;
+  /** Rings per block: `1 << bits`, a power of two. */
+  private readonly bits: number;
+  private readonly mask: number;
 
   /** No rings yet, each to hold the last `capacity` frames (at least 1). */
   constructor(capacity: number) {
     this.capacity = Math.max(1, Math.floor(capacity));
-    this.items = [];
-    this.times = new Float64Array(0);
-    this.state = new Float64Array(0);
+    this.bits = Math.max(0, Math.floor(Math.log2(BLOCK_ENTRIES / (2 * this.capacity))));
+    this.mask = (1 << this.bits) - 1;
   }
 
   /** Adds an empty ring; returns its index, for the other methods. */
   add(): number {
     const r = this.count++;
-    if (STATE * this.count > this.state.length) this.grow(Math.max(16, 2 * this.count));
+    if ((r & this.mask) === 0) {
+      const slots = (this.mask + 1) * this.capacity;
+      this.items.push(new Array<unknown>(2 * slots).fill(undefined));
+      this.times.push(new Float64Array(slots));
+      this.state.push(new Float64Array(STATE * (this.mask + 1)));
+    }
     return r;
-  }
-
-  /** Room for `rings` rings, their contents kept. */
-  private grow(rings: number): void {
-    const slots = rings * this.capacity;
-    const items = new Array<unknown>(2 * slots).fill(undefined);
-    for (let k = 0; k < this.items.length; k++) items[k] = this.items[k];
-    this.items = items;
-    const times = new Float64Array(slots);
-    times.set(this.times);
-    this.times = times;
-    const state = new Float64Array(STATE * rings);
-    state.set(this.state);
-    this.state = state;
   }
 
   /** Adds the frame of `seq` to ring `r`; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
   push(r: number, seq: number, frame: string): void {
     const q = this.slot(r, seq);
-    this.items[2 * q] = frame;
-    this.items[2 * q + 1] = undefined;
+    const items = this.items[r >>> this.bits]!;
+    items[2 * q] = frame;
+    items[2 * q + 1] = undefined;
   }
 
   /**
@@ -95,16 +99,18 @@ export class ReplayRings {
    */
   pushRows(r: number, seq: number, ts: number, prev: Row, row: Row): void {
     const q = this.slot(r, seq);
-    const items = this.items;
+    const b = r >>> this.bits;
+    const items = this.items[b]!;
     items[2 * q] = prev;
     items[2 * q + 1] = row;
-    this.times[q] = ts;
+    this.times[b]![q] = ts;
   }
 
-  /** The slot for `seq` in ring `r`, the ring advanced past it. */
+  /** The slot in its block for `seq` in ring `r`, the ring advanced past it. */
   private slot(r: number, seq: number): number {
-    const s = this.state;
-    const at = STATE * r;
+    const s = this.state[r >>> this.bits]!;
+    const i = r & this.mask;
+    const at = STATE * i;
     const c = this.capacity;
     let size = s[at + SIZE]!;
     if (size > 0 && seq !== s[at + LAST]! + 1) size = 0;
@@ -112,13 +118,15 @@ export class ReplayRings {
     s[at + HEAD] = head + 1 === c ? 0 : head + 1;
     s[at + SIZE] = size < c ? size + 1 : size;
     s[at + LAST] = seq;
-    return r * c + head;
+    return i * c + head;
   }
 
   /** Oldest seq ring `r` holds, or undefined when it is empty. */
   oldest(r: number): number | undefined {
-    const size = this.state[STATE * r + SIZE]!;
-    return size === 0 ? undefined : this.state[STATE * r + LAST]! - size + 1;
+    const s = this.state[r >>> this.bits]!;
+    const at = STATE * (r & this.mask);
+    const size = s[at + SIZE]!;
+    return size === 0 ? undefined : s[at + LAST]! - size + 1;
   }
 
   /**
@@ -132,15 +140,18 @@ export class ReplayRings {
     if (after === latest) return [];
     if (!this.covers(r, after, latest)) return undefined;
     const c = this.capacity;
-    const head = this.state[STATE * r + HEAD]!;
-    const items = this.items;
+    const b = r >>> this.bits;
+    const i = r & this.mask;
+    const head = this.state[b]![STATE * i + HEAD]!;
+    const items = this.items[b]!;
+    const times = this.times[b]!;
     const out: string[] = [];
     for (let seq = after + 1; seq <= latest; seq++) {
-      const q = r * c + ((head - 1 - (latest - seq) + 2 * c) % c);
+      const q = i * c + ((head - 1 - (latest - seq) + 2 * c) % c);
       const row = items[2 * q + 1] as Row | undefined;
       if (row !== undefined) {
         // Made once: a reconnecting crowd resumes from the same few seqs.
-        items[2 * q] = make(seq, this.times[q]!, items[2 * q] as Row, row);
+        items[2 * q] = make(seq, times[q]!, items[2 * q] as Row, row);
         items[2 * q + 1] = undefined;
       }
       out.push(items[2 * q] as string);
@@ -151,15 +162,18 @@ export class ReplayRings {
   /** Whether `since(r, after, latest)` would give the frames (without making them). */
   covers(r: number, after: number, latest: number): boolean {
     if (after === latest) return true;
-    const size = this.state[STATE * r + SIZE]!;
-    const last = this.state[STATE * r + LAST]!;
+    const s = this.state[r >>> this.bits]!;
+    const at = STATE * (r & this.mask);
+    const size = s[at + SIZE]!;
+    const last = s[at + LAST]!;
     return after < latest && size > 0 && latest === last && after + 1 >= last - size + 1;
   }
 
   /** Drops every frame of ring `r` (e.g. when its topic's row is replaced by a snapshot). */
   clear(r: number): void {
     const c = this.capacity;
-    this.items.fill(undefined, 2 * r * c, 2 * (r + 1) * c);
-    this.state[STATE * r + SIZE] = 0;
+    const i = r & this.mask;
+    this.items[r >>> this.bits]!.fill(undefined, 2 * i * c, 2 * (i + 1) * c);
+    this.state[r >>> this.bits]![STATE * i + SIZE] = 0;
   }
 }

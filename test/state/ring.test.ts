@@ -181,6 +181,41 @@ describe('ReplayRing of rows', () => {
 });
 
 describe('ReplayRings side by side', () => {
+  it('keeps every ring of a feed of a thousand topics apart, across the blocks they are added in', () => {
+    // Rings of 40: 128 to a block, so the thousand span several blocks.
+    const cap = 40;
+    const rings = new ReplayRings(cap);
+    const n = 1_100;
+    const idx = Array.from({ length: n }, () => rings.add());
+    expect(idx).toEqual(Array.from({ length: n }, (_, r) => r));
+    // Ring r gets r % 50 + 1 changes (some more than it holds), pushed round by round across all rings: frames on even rings, rows on odd ones.
+    const changes = (r: number) => (r % 50) + 1;
+    const make: FrameMaker = (seq, ts, prev, row) => `${String(prev.t)}>${String(row.t)}@${seq}/${ts}`;
+    for (let seq = 1; seq <= 50; seq++) {
+      for (let r = 0; r < n; r++) {
+        if (seq > changes(r)) continue;
+        if (r % 2 === 0) rings.push(r, seq, `${r}:${seq}`);
+        else rings.pushRows(r, seq, 1_000 * r + seq, { t: `${r}.${seq - 1}` }, { t: `${r}.${seq}` });
+      }
+    }
+    const oldest = (r: number) => changes(r) - Math.min(cap, changes(r)) + 1;
+    for (let r = 0; r < n; r++) {
+      const last = changes(r);
+      const first = oldest(r);
+      const want = Array.from({ length: last - first + 1 }, (_, k) => {
+        const seq = first + k;
+        return r % 2 === 0 ? `${r}:${seq}` : `${r}.${seq - 1}>${r}.${seq}@${seq}/${1_000 * r + seq}`;
+      });
+      expect(rings.since(r, first - 1, last, make), `ring ${r}`).toEqual(want);
+      expect(rings.oldest(r)).toBe(first);
+    }
+    // A clear empties its ring alone, its neighbours across a block's end too.
+    rings.clear(127);
+    rings.clear(300);
+    expect(rings.oldest(127)).toBeUndefined();
+    expect(rings.oldest(300)).toBeUndefined();
+    for (const r of [126, 128, 129, 255, 256, 299, 301]) expect(rings.oldest(r), `ring ${r}`).toBe(oldest(r));
+  });
   it('gives each ring exactly what was pushed to it, whatever the order of pushes, gaps, clears and growth', () => {
     fc.assert(
       fc.property(
