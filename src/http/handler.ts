@@ -18,6 +18,7 @@ import { parseTarget } from './target.js';
 import { exportFeed, listRecordings, type RecordingsSource } from './recordings.js';
 import { pageHeaders } from './headers.js';
 import { CORS_ROUTES, PREFLIGHT_HEADERS, corsHeaders } from './cors.js';
+import { queryParams } from '../access/params.js';
 
 /**
  * The HTTP side of the bridge on node:http: the demo page (or a static
@@ -171,23 +172,29 @@ async function metricsRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse):
   sendText(res, 200, await reg.metrics(), reg.contentType);
 }
 
+/** The parameters `/symbols` takes. */
+const SYMBOLS_PARAMS = ['q', 'market', 'limit', 'offset'] as const;
+
 function symbolsRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse, url: URL): void {
-  const market = url.searchParams.get('market') || undefined;
+  const params = queryParams(url.searchParams, SYMBOLS_PARAMS);
+  if (!params.ok) return sendError(res, 400, 'invalid_params', params.message);
+  const p = params.params;
+  const market = p.market || undefined;
   if (market !== undefined && !(GET_MARKETS as readonly string[]).includes(market)) {
     return sendError(res, 400, 'invalid_market', `market must be one of ${GET_MARKETS.join(', ')}`);
   }
-  const rawLimit = url.searchParams.get('limit');
-  const limit = rawLimit === null || rawLimit === '' ? 20 : Number(rawLimit);
+  const rawLimit = p.limit;
+  const limit = rawLimit === undefined || rawLimit === '' ? 20 : Number(rawLimit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
     return sendError(res, 400, 'invalid_params', 'limit must be an integer from 1 to 100');
   }
-  const rawOffset = url.searchParams.get('offset');
-  const offset = rawOffset === null || rawOffset === '' ? 0 : Number(rawOffset);
+  const rawOffset = p.offset;
+  const offset = rawOffset === undefined || rawOffset === '' ? 0 : Number(rawOffset);
   if (!Number.isInteger(offset) || offset < 0 || offset > 100_000) {
     return sendError(res, 400, 'invalid_params', 'offset must be an integer from 0 to 100000');
   }
   // No query: the market's symbols in list order (browse with limit and offset).
-  const q = (url.searchParams.get('q') ?? '').slice(0, 64);
+  const q = (p.q ?? '').slice(0, 64);
   sendJson(res, 200, { symbols: c.deps.symbols.search(q, limit, market, offset) });
 }
 

@@ -6,7 +6,7 @@ import type { OnDemand } from '../upstream/cache.js';
 import type { Logger } from '../log.js';
 import { messageWithData, type LookupOptions } from '../upstream/cache.js';
 import type { Endpoint } from '../upstream/catalogue.js';
-import { matchPath, requestParams } from '../upstream/paths.js';
+import { matchPath, requestParams, type PathMatch } from '../upstream/paths.js';
 import { isIndexCodeOf } from '../lookups/resources.js';
 import { HTTP_STATUS, sendError, sendJsonText } from './respond.js';
 
@@ -40,9 +40,29 @@ export function resolveApiRequest(pathname: string, query: URLSearchParams): Api
   if (match === undefined) return { ok: false, status: 404, code: 'not_found', message: 'no such upstream endpoint' };
   const q = new URLSearchParams(query);
   q.delete('token');
+  const twice = givenTwice(match, q);
+  if (twice !== undefined) return { ok: false, status: 400, code: 'invalid_params', message: twice };
   const parsed = match.endpoint.params.safeParse(requestParams(match, q));
   if (!parsed.success) return { ok: false, status: 400, code: 'invalid_params', message: paramsText(parsed.error, match.endpoint) };
   return { ok: true, endpointId: match.endpoint.id, params: parsed.data, endpoint: match.endpoint };
+}
+
+/**
+ * Why a parameter of the endpoint is given twice: in the path and in the
+ * query, or twice in the query (where the last would otherwise win, or
+ * the query would replace the path's code). Bare flags of `fields` may
+ * repeat; a key the endpoint does not take is left to the schema, which
+ * counts it without naming it.
+ */
+function givenTwice(match: PathMatch, q: URLSearchParams): string | undefined {
+  const takes: readonly string[] = match.endpoint.query;
+  for (const k of new Set(q.keys())) {
+    const values = q.getAll(k);
+    if (takes.includes('fields') && values.every((v) => v === '')) continue;
+    if (Object.hasOwn(match.pathParams, k)) return `${k} is in the path; it cannot be given in the query too`;
+    if (values.length > 1 && takes.includes(k)) return `${k} is given more than once`;
+  }
+  return undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
 import { days, readDay, type Damage } from '../recorder/reader.js';
 import { ReplayState } from '../replay/state.js';
-import { queryParams } from '../replay/query.js';
+import { queryParams } from '../access/params.js';
 import { BASE_HEADERS } from './headers.js';
 import { sendError, sendJson } from './respond.js';
 

@@ -27,31 +27,5 @@ export const ReplayQuery = z
 /** The replay's query (type). */
 export type ReplayQuery = z.infer<typeof ReplayQuery>;
 
-/** A query string's parameters, or what is wrong with them. */
-export type QueryParams = { readonly ok: true; readonly params: Record<string, string> } | { readonly ok: false; readonly message: string };
-
-/** The query parameter access control reads (docs/OPERATIONS.md §Access control), taken by every endpoint. */
-const TOKEN = 'token';
-
-/**
- * The parameters of a query string when each is one of `takes` (or
- * `token`) and is given once. A misspelt one (`form=` for `from=`) is
- * refused, not ignored for the default in its place, and so is one given
- * twice. The message counts the unknown parameters and names the ones
- * taken, repeating nothing the client sent.
- */
-export function queryParams(search: URLSearchParams, takes: readonly string[]): QueryParams {
-  const params: Record<string, string> = {};
-  let unknown = 0;
-  for (const [k, v] of search) {
-    if (k === TOKEN) continue;
-    if (!takes.includes(k)) unknown++;
-    else if (Object.hasOwn(params, k)) return { ok: false, message: `${k} is given more than once` };
-    else params[k] = v;
-  }
-  if (unknown > 0) return { ok: false, message: `${unknown} unknown query parameter${unknown === 1 ? '' : 's'}; this takes ${takes.join(', ')}` };
-  return { ok: true, params };
-}
-
 /** The parameters a replay takes. */
 export const REPLAY_PARAMS = ['date', 'from', 'to', 'speed'] as const;

@@ -9,7 +9,8 @@ import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
 import { codedHandshakeErrors } from '../gateway/upgrade.js';
 import { hhmmss, kstMs } from '../recorder/format.js';
-import { REPLAY_PARAMS, ReplayQuery, queryParams } from './query.js';
+import { REPLAY_PARAMS, ReplayQuery } from './query.js';
+import { queryParams } from '../access/params.js';
 import type { Damage } from '../recorder/reader.js';
 
 export { ReplayQuery } from './query.js';
