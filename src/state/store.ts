@@ -174,7 +174,8 @@ export class StateStore {
    * shared state. The ring keeps the patch frame for resume.
    */
   mirror(channel: Channel, market: Market, c: RemoteChange): MirrorOutcome {
-    const e = this.feed(channel, market).entries.get(c.code);
+    const feed = this.feed(channel, market);
+    const e = feed.entries.get(c.code);
     if (e !== undefined && c.seq <= e.seq) return { kind: 'duplicate' };
     if (c.kind === 'snapshot') {
       if (c.row === undefined) return { kind: 'gap' };
@@ -191,7 +192,7 @@ export class StateStore {
     e.seenTs = c.ts;
     e.crc = c.crc;
     // The frame as the leader made it: made again from this process's rows, whose key order an added field can change, its operations could come in another order.
-    this.ringOf(e, this.feed(channel, market)).push(e.ring!, c.seq, c.frame);
+    this.ringOf(e, feed).push(e.ring!, c.seq, c.frame);
     return { kind: 'applied', event: new Change(e.topic, c.code, c.seq, 'patch', c.frame, row, c.crc, c.ops) };
   }
 

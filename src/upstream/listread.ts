@@ -3,7 +3,7 @@ import type { FieldTable } from './fields.js';
 import { Generation, ListDelta } from './generation.js';
 import { FieldLayouts, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
 import { MAX_ISSUES, normaliseRow, normaliseTop, type Normalised, type Row, type RowIssue, type Scalar } from './normalise.js';
-import { FieldScan, compositeEnd, firstArray, integerEnd, scalarEnd, skipWs, type ScannedInteger } from './scan.js';
+import { FieldScan, compositeEnd, firstArray, integerEnd, numberGoesOn, scalarEnd, skipWs, type ScannedInteger } from './scan.js';
 
 /**
  * Incremental reading of a list body that is polled again and again (the
@@ -45,11 +45,6 @@ function sameView(a: DataView<ArrayBufferLike>, ai: number, b: DataView<ArrayBuf
   for (; k + 8 <= len; k += 8) if (a.getFloat64(ai + k, true) !== b.getFloat64(bi + k, true)) return false;
   for (; k < len; k++) if (a.getUint8(ai + k) !== b.getUint8(bi + k)) return false;
   return true;
-}
-
-/** Whether byte `c` after a number's digits would make it a longer number (a digit, `.`, `e`, `E`, `+`, `-`). */
-function numberGoesOn(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
 }
 
 // The list's place in the envelope while the envelope alone is parsed: a value no upstream body holds.

@@ -212,30 +212,6 @@ export class FieldScan {
   }
 }
 
-/**
- * The value of a number token that `JSON.stringify` would write back byte
- * for byte (a safe integer, no leading zero, not `-0`), or NaN for any
- * other token. Up to 15 digits every step of reading is exact; a sixteenth
- * digit is taken when the result is still at most 2^53 − 1 (a larger
- * result, rounded or not, stays above it).
- */
-export function canonicalInteger(b: Uint8Array, s: number, e: number): number {
-  let i = s;
-  const negative = b[i] === MINUS;
-  if (negative) i++;
-  const digits = e - i;
-  if (digits < 1 || digits > 16) return NaN;
-  if (b[i] === ZERO && (digits > 1 || negative)) return NaN;
-  let v = 0;
-  for (; i < e; i++) {
-    const d = b[i]! - ZERO;
-    if (d < 0 || d > 9) return NaN;
-    v = v * 10 + d;
-  }
-  if (v > Number.MAX_SAFE_INTEGER) return NaN;
-  return negative ? -v : v;
-}
-
 /** Where `integerEnd` puts the value it read. */
 export interface ScannedInteger {
   value: number;
@@ -243,10 +219,12 @@ export interface ScannedInteger {
 
 /**
  * The end of the number token at `i` when it is one that `JSON.stringify`
- * writes back byte for byte (as `canonicalInteger`), its value put in
- * `out`: one pass for both. -1 for any other token (a fraction, an
- * exponent, a leading zero, `-0`, more than 2^53 − 1, not a number), to be
- * read the general way.
+ * writes back byte for byte (a safe integer, no leading zero, not `-0`),
+ * its value put in `out`: one pass for both. -1 for any other token (a
+ * fraction, an exponent, a leading zero, `-0`, more than 2^53 − 1, not a
+ * number), to be read the general way. Up to 15 digits every step of
+ * reading is exact; a sixteenth digit is taken when the result is still at
+ * most 2^53 − 1 (a larger result, rounded or not, stays above it).
  */
 export function integerEnd(b: Uint8Array, i: number, end: number, out: ScannedInteger): number {
   const negative = i < end && b[i] === MINUS;
@@ -264,6 +242,18 @@ export function integerEnd(b: Uint8Array, i: number, end: number, out: ScannedIn
   if (k < end && (b[k] === DOT || b[k] === 0x65 || b[k] === 0x45)) return -1;
   out.value = negative ? -v : v;
   return k;
+}
+
+const scratch: ScannedInteger = { value: 0 };
+
+/** The value of the number token `[s, e)` when `integerEnd` reads all of it, or NaN for any other token. */
+export function canonicalInteger(b: Uint8Array, s: number, e: number): number {
+  return integerEnd(b, s, e, scratch) === e ? scratch.value : NaN;
+}
+
+/** Whether byte `c` after a number's digits would make it a longer number (a digit, `.`, `e`, `E`, `+`, `-`). */
+export function numberGoesOn(c: number): boolean {
+  return (c >= ZERO && c <= NINE) || c === DOT || c === 0x65 || c === 0x45 || c === PLUS || c === MINUS;
 }
 
 /** Whether the bytes of a string token (quotes included) are printable ASCII with no escape. */

@@ -37,6 +37,13 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** Asserts that `path` is refused with 400 `invalid_params` and exactly `message`. */
+async function expectInvalidParams(path: string, message: string): Promise<void> {
+  const r = await get(path);
+  expect(r.status, path).toBe(400);
+  expect((JSON.parse(r.body) as { error: unknown }).error, path).toEqual({ code: 'invalid_params', message });
+}
+
 async function get(path: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<Res> {
   const r = await call(h!.httpUrl, path, opts);
   bodies.push(r.body, JSON.stringify(r.headers));
@@ -115,14 +122,8 @@ describe('routes', () => {
     expect((await get('/symbols?q=1&limit=0')).status).toBe(400);
     expect((await get('/symbols?q=1&limit=x')).status).toBe(400);
     // A misspelt parameter, or one given twice, is refused: not the first symbols of the list in place of a search.
-    for (const [path, message] of [
-      ['/symbols?qu=005930', '1 unknown query parameter; this takes q, market, limit, offset'],
-      ['/symbols?q=1&limit=3&limit=5', 'limit is given more than once'],
-    ] as [string, string][]) {
-      const r = await get(path);
-      expect(r.status, path).toBe(400);
-      expect((JSON.parse(r.body) as { error: unknown }).error, path).toEqual({ code: 'invalid_params', message });
-    }
+    await expectInvalidParams('/symbols?qu=005930', '1 unknown query parameter; this takes q, market, limit, offset');
+    await expectInvalidParams('/symbols?q=1&limit=3&limit=5', 'limit is given more than once');
     expect(h.onDemand.calls).toHaveLength(0);
   });
 });
@@ -190,14 +191,8 @@ describe('REST passthrough', () => {
     expect(JSON.parse(bad.body).error.code).toBe('invalid_params');
     expect((await get('/api/v2/market/stocks/nyse/005930/master')).status).toBe(400);
     // A parameter given twice, or in the path and the query: refused, not the last one taken or the path's code replaced.
-    for (const [path, message] of [
-      ['/api/v2/market/stocks/kospi/005930/master?issuecode=000660', 'issuecode is in the path; it cannot be given in the query too'],
-      ['/api/v2/market/stocks/kospi/005930/history?trnsmCycleTpCd=D&trnsmCycleTpCd=W', 'trnsmCycleTpCd is given more than once'],
-    ] as [string, string][]) {
-      const r = await get(path);
-      expect(r.status, path).toBe(400);
-      expect((JSON.parse(r.body) as { error: unknown }).error, path).toEqual({ code: 'invalid_params', message });
-    }
+    await expectInvalidParams('/api/v2/market/stocks/kospi/005930/master?issuecode=000660', 'issuecode is in the path; it cannot be given in the query too');
+    await expectInvalidParams('/api/v2/market/stocks/kospi/005930/history?trnsmCycleTpCd=D&trnsmCycleTpCd=W', 'trnsmCycleTpCd is given more than once');
     const missing = await get('/api/v2/market/nothing/here');
     expect(missing.status).toBe(404);
     expect(JSON.parse(missing.body).error.code).toBe('not_found');
