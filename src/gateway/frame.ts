@@ -94,16 +94,29 @@ const PING = Buffer.from([0x89, 0x00]);
  * buffer of their exact size: the queue holds no more than its bytes.
  * Without this, every client's frame of every tick would be a buffer to
  * allocate and free, and the allocator keeps what a burst of them took.
+ *
+ * It holds a frame of the default `frameBytes` (16 KiB) with the message
+ * that may take a frame of snapshots past it (they are gathered by
+ * characters, up to the first past the limit), a header and a ping; a
+ * larger frame, up to `SCRATCH_MAX`, makes it larger. Sized to the limit
+ * alone, every frame of a subscribe's snapshots passed it by a few hundred
+ * bytes and was a buffer of its own: 30 clients taking whole-market
+ * snapshots made 75 MB of them in 5 s, and the allocator kept 4 MB of the
+ * peak once they were freed (bench/README.md, stalled).
  */
-const SCRATCH_BYTES = (16 << 10) + 16;
+const SCRATCH_BYTES = 20 << 10;
+/** The largest frame built in the shared buffer; a larger one gets its own. */
+const SCRATCH_MAX = 64 << 10;
 let scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);
 
 /** A buffer of `size` bytes for a frame to `socket`: the shared one when it fits and the socket's queue is empty. */
 function frameBuffer(socket: Socket, size: number): Buffer {
-  return size <= SCRATCH_BYTES && socket.writableLength === 0 ? scratch.subarray(0, size) : Buffer.allocUnsafe(size);
+  if (size > SCRATCH_MAX || socket.writableLength !== 0) return Buffer.allocUnsafe(size);
+  if (size > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX, Math.max(size, 2 * scratch.length)));
+  return scratch.subarray(0, size);
 }
 
-/** Writes a frame built by `frameBuffer`; gives up the shared buffer when the socket kept any of it. */
+/** Writes a frame built by `frameBuffer`; gives up the shared buffer when the socket kept any of it (its successor is of the default size). */
 function writeFrame(socket: Socket, data: Buffer): void {
   socket.write(data);
   if (data.buffer === scratch.buffer && socket.writableLength > 0) scratch = Buffer.allocUnsafeSlow(SCRATCH_BYTES);

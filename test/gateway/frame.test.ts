@@ -172,6 +172,55 @@ describe('frames of messages', () => {
   });
 });
 
+describe('the shared frame buffer', () => {
+  /** Writes `payloads` one at a time through `writeText`, each once the client has the one before; the buffers handed to the socket, and whether its queue was empty after each write. */
+  async function writeEach(payloads: readonly string[]): Promise<{ buffers: ArrayBufferLike[]; emptied: boolean[] }> {
+    const { srv, cli } = await pair(false);
+    const sock = directSocket(srv)!;
+    const t: FrameTarget = { ws: srv, direct: sock, sendOptions: { binary: false, compress: false } };
+    const buffers: ArrayBufferLike[] = [];
+    const emptied: boolean[] = [];
+    const write = sock.write.bind(sock);
+    sock.write = ((data: Buffer) => {
+      buffers.push(data.buffer);
+      const r = write(data);
+      emptied.push(sock.writableLength === 0);
+      return r;
+    }) as typeof sock.write;
+    const got: string[] = [];
+    cli.on('message', (d) => got.push(String(d)));
+    for (const p of payloads) {
+      const n = got.length;
+      writeText(t, p);
+      await new Promise<void>((r) => {
+        const check = () => (got.length > n ? r() : setTimeout(check, 1));
+        check();
+      });
+    }
+    expect(got).toEqual(payloads);
+    return { buffers, emptied };
+  }
+
+  it('serves a frame of snapshots a message past the 16 KiB limit, and the next', async () => {
+    // Snapshots are gathered up to the first message past frameBytes: such a frame was a buffer of its own, every one.
+    const payloads = [16_800, 17_500, 16_400, 16_390].map((n, i) => `[${'"' + String(i).repeat(n) + '"'}]`);
+    const { buffers, emptied } = await writeEach(payloads);
+    const shared = buffers.filter((b, i) => i === 0 || emptied[i - 1]);
+    expect(shared.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(shared).size).toBe(1);
+  });
+
+  it('grows for a larger frame up to 64 KiB, and a larger one gets a buffer of its own', async () => {
+    const payloads = [40_000, 40_000, 100_000, 1_000].map((n) => `"${'z'.repeat(n)}"`);
+    const { buffers, emptied } = await writeEach(payloads);
+    expect(emptied.slice(0, 2)).toEqual([true, true]);
+    expect(buffers[1]).toBe(buffers[0]);
+    expect(buffers[2]).not.toBe(buffers[1]);
+    expect(buffers[2]!.byteLength).toBeGreaterThanOrEqual(100_000);
+    if (emptied[1]) expect(buffers[3]).toBe(buffers[1]);
+  });
+});
+
 describe('WS_DIRECT_WRITE (the gateway option directWrite)', () => {
   it('off: no connection writes to its socket directly, and a subscriber still gets its snapshot and patches', async () => {
     const { Client, row, startHarness } = await import('./harness.js');
