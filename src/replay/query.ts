@@ -7,25 +7,27 @@ import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, isDay } from '../recorder/forma
  * default, is the end of the day), `speed` 1–1000 or `max`. See docs/REPLAY.md.
  */
 
+/** The replay's parameters, each validated. */
+const ReplayParams = z.object({
+  date: z
+    .string({ error: 'date is required (YYYYMMDD, KST)' })
+    .regex(/^\d{8}$/, { error: 'date must be YYYYMMDD', abort: true })
+    .refine(isDay, 'date must be a day of the calendar (YYYYMMDD)'),
+  from: z.string().regex(TIME_OF_DAY, 'from must be HHMMSS (KST)').default('000000'),
+  to: z.string().regex(END_OF_WINDOW, 'to must be HHMMSS (KST), up to 240000 (the end of the day)').default(END_OF_DAY),
+  speed: z
+    .string()
+    .default('1')
+    .transform((s) => (s === 'max' ? ('max' as const) : Number(s)))
+    .refine((s) => s === 'max' || (Number.isInteger(s) && s >= 1 && s <= 1000), 'speed must be an integer from 1 to 1000, or max'),
+});
+
 /** The replay's query, validated. */
-export const ReplayQuery = z
-  .object({
-    date: z
-      .string({ error: 'date is required (YYYYMMDD, KST)' })
-      .regex(/^\d{8}$/, { error: 'date must be YYYYMMDD', abort: true })
-      .refine(isDay, 'date must be a day of the calendar (YYYYMMDD)'),
-    from: z.string().regex(TIME_OF_DAY, 'from must be HHMMSS (KST)').default('000000'),
-    to: z.string().regex(END_OF_WINDOW, 'to must be HHMMSS (KST), up to 240000 (the end of the day)').default(END_OF_DAY),
-    speed: z
-      .string()
-      .default('1')
-      .transform((s) => (s === 'max' ? ('max' as const) : Number(s)))
-      .refine((s) => s === 'max' || (Number.isInteger(s) && s >= 1 && s <= 1000), 'speed must be an integer from 1 to 1000, or max'),
-  })
+export const ReplayQuery = ReplayParams
   // Only between two valid times: a malformed one is said once, by its own check.
   .refine((q) => !TIME_OF_DAY.test(q.from) || !END_OF_WINDOW.test(q.to) || q.from < q.to, 'from must be before to');
 /** The replay's query (type). */
 export type ReplayQuery = z.infer<typeof ReplayQuery>;
 
-/** The parameters a replay takes. */
-export const REPLAY_PARAMS = ['date', 'from', 'to', 'speed'] as const;
+/** The parameters a replay takes: the schema's keys (a query with another is refused). */
+export const REPLAY_PARAMS: readonly string[] = Object.keys(ReplayParams.shape);
