@@ -1,18 +1,20 @@
+import { maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { BASE_HEADERS } from './headers.js';
 
 /**
  * Requests Node's HTTP parser refuses before any route sees them (a
- * malformed request line or header): answered with a status and, where it
- * helps, a coded JSON body saying what to change. Node keeps its strict
+ * malformed request line or header, headers too large or too slow):
+ * answered with a status and a coded JSON body saying what was wrong. Node keeps its strict
  * parser; one common case gets a clear word: a request target holding raw
  * UTF-8 (`curl 'localhost:8080/symbols?q=삼성'`), which must be
  * percent-encoded. See docs/OPERATIONS.md §1.
  */
 
-const STATUS: Readonly<Record<string, [number, string]>> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout'],
+/** Refusals other than a 400: the status, its text and what the coded body says. */
+const STATUS: Readonly<Record<string, [number, string, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', `the request's headers pass the ${maxHeaderSize} bytes the server reads`],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', "the request's headers did not all arrive in time"],
 };
 
 function answer(status: number, text: string, body?: { code: string; message: string }, headers: Record<string, string> = {}): string {
@@ -46,13 +48,9 @@ export function onConnect(req: { url?: string }, socket: Duplex): void {
 /** The `clientError` listener of the HTTP server. */
 export function onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void {
   if (!socket.writable || socket.destroyed) return void socket.destroy();
-  const [status, text] = STATUS[err.code ?? ''] ?? [400, 'Bad Request'];
+  const [status, text, said] = STATUS[err.code ?? ''] ?? [400, 'Bad Request', 'the request could not be read as HTTP/1.1'];
   const line = err.rawPacket?.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
   const rawUtf8 = err.code === 'HPE_INVALID_URL' && /[\x80-\xff]/.test(line);
-  const body = rawUtf8
-    ? { code: 'bad_request', message: 'the request target holds raw non-ASCII bytes: percent-encode them (e.g. ?q=%EC%82%BC%EC%84%B1 for 삼성)' }
-    : status === 400
-      ? { code: 'bad_request', message: 'the request could not be read as HTTP/1.1' }
-      : undefined;
-  socket.end(answer(status, text, body));
+  const message = rawUtf8 ? 'the request target holds raw non-ASCII bytes: percent-encode them (e.g. ?q=%EC%82%BC%EC%84%B1 for 삼성)' : said;
+  socket.end(answer(status, text, { code: 'bad_request', message }));
 }

@@ -121,6 +121,13 @@ describe('malformed request targets against the running bridge', () => {
     await alive();
   }, 30_000);
 
+  it('answers headers larger than it reads with 431 and a coded body, and keeps serving', async () => {
+    const r = await rawRequest(b.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`);
+    expect(r.status).toBe(431);
+    expect(r.text).toMatch(/"code":"bad_request","message":"the request's headers pass the \d+ bytes the server reads"/);
+    await alive();
+  }, 15_000);
+
   it('cuts clients that send their headers slowly (408), and keeps serving the others meanwhile', async () => {
     const { connect } = await import('node:net');
     const slow = Array.from({ length: 50 }, () => {
@@ -141,6 +148,7 @@ describe('malformed request targets against the running bridge', () => {
     const ends = await Promise.all(slow.map((s) => s.closed));
     for (const s of slow) s.stop();
     for (const s of slow) expect(s.text()).toMatch(/^HTTP\/1\.1 408/);
+    for (const s of slow) expect(s.text()).toContain('"code":"bad_request","message":"the request\'s headers did not all arrive in time"');
     // The head timeout (1.5 s), checked each second.
     expect(Math.max(...ends) - start).toBeLessThan(5000);
     await alive();
