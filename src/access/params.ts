@@ -25,6 +25,10 @@ export function queryParams(search: URLSearchParams, takes: readonly string[]): 
     else if (Object.hasOwn(params, k)) return { ok: false, message: `${k} is given more than once` };
     else params[k] = v;
   }
-  if (unknown > 0) return { ok: false, message: `${unknown} unknown query parameter${unknown === 1 ? '' : 's'}; this takes ${takes.join(', ')}` };
+  if (unknown > 0)
+    return {
+      ok: false,
+      message: `${unknown} unknown query parameter${unknown === 1 ? '' : 's'}; this takes ${takes.length > 0 ? takes.join(', ') : 'only token'}`,
+    };
   return { ok: true, params };
 }

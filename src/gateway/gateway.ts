@@ -27,7 +27,8 @@ import { slowPolicy, type SlowPolicy } from './slow.js';
 import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress } from '../access/address.js';
-import { codedHandshakeErrors, handshakeProblem, pathOf, refuseUpgrade } from './upgrade.js';
+import { codedHandshakeErrors, handshakeProblem, pathOf, refuseUpgrade, searchOf } from './upgrade.js';
+import { queryParams } from '../access/params.js';
 import { welcomeFrame } from '../protocol/encode.js';
 
 /**
@@ -218,6 +219,9 @@ export class Gateway {
     if (replayPath && replay === undefined)
       return this.refuseReplay(req, socket, head, wireError('recording_off', 'this server does not record (RECORD=off): no replay'));
     if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
+    // `/ws` takes no parameter but the token: a misspelt one is refused, as on every route (a replay's are checked with its query).
+    const params = replay === undefined ? queryParams(searchOf(req.url), []) : undefined;
+    if (params?.ok === false) return refuseUpgrade(socket, 400, 'invalid_params', params.message);
     if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);
     if (this.conns.count(ALL) >= this.maxConnections) {

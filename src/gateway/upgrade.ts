@@ -14,6 +14,13 @@ export function pathOf(url: string | undefined): string {
   return q < 0 ? u : u.slice(0, q);
 }
 
+/** The query parameters of a request URL. */
+export function searchOf(url: string | undefined): URLSearchParams {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return new URLSearchParams(q < 0 ? '' : u.slice(q + 1));
+}
+
 /** Why an upgrade is refused: the HTTP status, the error code and message, and headers to send. */
 export interface UpgradeRefusal {
   readonly status: number;

@@ -106,6 +106,9 @@ describe('malformed request targets against the running bridge', () => {
       [upgrade('GET', { ...good, Upgrade: 'h2c' }), 400, 'bad_request'],
       [upgrade('GET', { ...good, 'Sec-WebSocket-Protocol': 'a b' }), 400, 'bad_request'],
       [upgrade('GET', { ...good, 'Sec-WebSocket-Protocol': 'a, a' }).replace('/ws', '/ws/replay?date=20260101&from=090000&to=100000'), 400, 'bad_request'],
+      // A misspelt token (or any other parameter) is refused, not ignored.
+      [upgrade('GET', good).replace('/ws', '/ws?tokn=abc'), 400, 'invalid_params'],
+      [upgrade('GET', good).replace('/ws', '/ws?token=abc&market=kospi'), 400, 'invalid_params'],
     ];
     for (const [raw, status, code] of cases) {
       const r = await rawRequest(b.port, raw);
@@ -116,8 +119,10 @@ describe('malformed request targets against the running bridge', () => {
     }
     // Version 13 is the one spoken: it says so.
     expect((await rawRequest(b.port, cases[6]![0])).text).toContain('Sec-WebSocket-Version: 13');
-    // A good handshake still opens.
+    expect((await rawRequest(b.port, cases[11]![0])).text).toContain('1 unknown query parameter; this takes only token');
+    // A good handshake still opens, with a token too (access is open here: it is not read).
     expect((await rawRequest(b.port, upgrade('GET', good), 1000)).status).toBe(101);
+    expect((await rawRequest(b.port, upgrade('GET', good).replace('/ws', '/ws?token=abc'), 1000)).status).toBe(101);
     await alive();
   }, 30_000);
 
