@@ -10,13 +10,24 @@ export type QueryParams = { readonly ok: true; readonly params: Record<string, s
 const TOKEN = 'token';
 
 /**
+ * Why a query's `token` cannot be read: given more than once (access
+ * control would read the first, and the client may have meant another);
+ * undefined when it is given once or not at all.
+ */
+export function tokenTwice(search: URLSearchParams): string | undefined {
+  return search.getAll(TOKEN).length > 1 ? `${TOKEN} is given more than once` : undefined;
+}
+
+/**
  * The parameters of a query string when each is one of `takes` (or
- * `token`) and is given once. A misspelt one (`form=` for `from=`) is
+ * `token`) and is given once (`token` too). A misspelt one (`form=` for `from=`) is
  * refused, not ignored for the default in its place, and so is one given
  * twice. The message counts the unknown parameters and names the ones
  * taken, repeating nothing the client sent.
  */
 export function queryParams(search: URLSearchParams, takes: readonly string[]): QueryParams {
+  const twice = tokenTwice(search);
+  if (twice !== undefined) return { ok: false, message: twice };
   const params: Record<string, string> = {};
   let unknown = 0;
   for (const [k, v] of search) {

@@ -8,6 +8,7 @@ import { messageWithData, type LookupOptions } from '../upstream/cache.js';
 import type { Endpoint } from '../upstream/catalogue.js';
 import { matchPath, requestParams, type PathMatch } from '../upstream/paths.js';
 import { isIndexCodeOf } from '../lookups/resources.js';
+import { tokenTwice } from '../access/params.js';
 import { HTTP_STATUS, sendError, sendJsonText } from './respond.js';
 
 /**
@@ -33,14 +34,14 @@ export type ApiRequest =
  * Resolves a passthrough request: the path without `/api` must match a
  * catalogue entry (else 404), and its path and query parameters must pass
  * the entry's schema (else 400 invalid_params). `token` (access control)
- * is not an upstream parameter and is ignored. Pure.
+ * is not an upstream parameter and is ignored, unless given twice. Pure.
  */
 export function resolveApiRequest(pathname: string, query: URLSearchParams): ApiRequest {
   const match = matchPath(pathname.slice(API_PREFIX.length));
   if (match === undefined) return { ok: false, status: 404, code: 'not_found', message: 'no such upstream endpoint' };
   const q = new URLSearchParams(query);
   q.delete('token');
-  const twice = givenTwice(match, q);
+  const twice = tokenTwice(query) ?? givenTwice(match, q);
   if (twice !== undefined) return { ok: false, status: 400, code: 'invalid_params', message: twice };
   const parsed = match.endpoint.params.safeParse(requestParams(match, q));
   if (!parsed.success) return { ok: false, status: 400, code: 'invalid_params', message: paramsText(parsed.error, match.endpoint) };

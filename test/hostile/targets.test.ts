@@ -109,6 +109,7 @@ describe('malformed request targets against the running bridge', () => {
       // A misspelt token (or any other parameter) is refused, not ignored.
       [upgrade('GET', good).replace('/ws', '/ws?tokn=abc'), 400, 'invalid_params'],
       [upgrade('GET', good).replace('/ws', '/ws?token=abc&market=kospi'), 400, 'invalid_params'],
+      [upgrade('GET', good).replace('/ws', '/ws?token=abc&token=def'), 400, 'invalid_params'],
     ];
     for (const [raw, status, code] of cases) {
       const r = await rawRequest(b.port, raw);
@@ -120,6 +121,7 @@ describe('malformed request targets against the running bridge', () => {
     // Version 13 is the one spoken: it says so.
     expect((await rawRequest(b.port, cases[6]![0])).text).toContain('Sec-WebSocket-Version: 13');
     expect((await rawRequest(b.port, cases[11]![0])).text).toContain('1 unknown query parameter; this takes only token');
+    expect((await rawRequest(b.port, cases[13]![0])).text).toContain('token is given more than once');
     // A good handshake still opens, with a token too (access is open here: it is not read).
     expect((await rawRequest(b.port, upgrade('GET', good), 1000)).status).toBe(101);
     expect((await rawRequest(b.port, upgrade('GET', good).replace('/ws', '/ws?token=abc'), 1000)).status).toBe(101);

@@ -124,6 +124,8 @@ describe('routes', () => {
     // A misspelt parameter, or one given twice, is refused: not the first symbols of the list in place of a search.
     await expectInvalidParams('/symbols?qu=005930', '1 unknown query parameter; this takes q, market, limit, offset');
     await expectInvalidParams('/symbols?q=1&limit=3&limit=5', 'limit is given more than once');
+    // The token too: access control would read the first, the client may have meant the other.
+    await expectInvalidParams('/symbols?q=1&token=a&token=b', 'token is given more than once');
     expect(h.onDemand.calls).toHaveLength(0);
   });
 });
@@ -193,6 +195,7 @@ describe('REST passthrough', () => {
     // A parameter given twice, or in the path and the query: refused, not the last one taken or the path's code replaced.
     await expectInvalidParams('/api/v2/market/stocks/kospi/005930/master?issuecode=000660', 'issuecode is in the path; it cannot be given in the query too');
     await expectInvalidParams('/api/v2/market/stocks/kospi/005930/history?trnsmCycleTpCd=D&trnsmCycleTpCd=W', 'trnsmCycleTpCd is given more than once');
+    await expectInvalidParams('/api/v2/market/stocks/kospi/005930/master?token=a&token=b', 'token is given more than once');
     const missing = await get('/api/v2/market/nothing/here');
     expect(missing.status).toBe(404);
     expect(JSON.parse(missing.body).error.code).toBe('not_found');

@@ -134,6 +134,7 @@ describe('GET /recordings', () => {
     for (const [q, message] of [
       ['codes=100000&form=100005', '1 unknown query parameter; this takes codes, from, to, format'],
       ['from=100005&from=100009', 'from is given more than once'],
+      ['codes=100000&token=a&token=b', 'token is given more than once'],
     ]) {
       const r = await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?${q}`);
       expect(r.status, q).toBe(400);
