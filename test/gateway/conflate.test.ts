@@ -98,12 +98,14 @@ describe('a connection behind', () => {
     socketOf(c).pause();
     let t = await tickUntilBehind(hh, cs);
     c.send({ op: 'subscribe', id: 2, channel: 'ohlc', market: 'kospi', codes: cs.slice(0, 3) });
-    for (let i = 0; i < 3; i++) {
+    // At least three ticks, and on until the connection is behind again: the kernel's buffers can take what was queued at first.
+    for (let i = 0; i < 3 || (i < 200 && hh.gateway.stats().behind === 0); i++) {
       hh.tick('ohlc', 'kospi', wideRows(cs.slice(0, 3), ++t));
       hh.tick('quote', 'kospi', wideRows(cs, t));
       await new Promise((r) => setImmediate(r));
     }
     expect(hh.gateway.stats().behind).toBe(1);
+    const drained = await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'drain' });
     socketOf(c).resume();
     await c.until((m) => m.id === 2 && m.type === 'subscribed', 8000);
     await c.request({ op: 'ping', id: 'end' }, 8000);
@@ -113,7 +115,7 @@ describe('a connection behind', () => {
     expect(stale(hh, local, 'ohlc')).toEqual([]);
     expect(stale(hh, local, 'quote')).toEqual([]);
     expect(hh.gateway.stats().behind).toBe(0);
-    expect(await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'drain' })).toBe(1);
+    expect(await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'drain' })).toBe(drained + 1);
     c.close();
   });
 
