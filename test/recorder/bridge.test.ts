@@ -181,6 +181,8 @@ describe('the last second of a day', () => {
     ]);
     const twice = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&date=${DAY}`);
     expect(twice.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request', message: 'date is given more than once' })]);
+    const tokens = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&token=a&token=b`);
+    expect(tokens.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request', message: 'token is given more than once' })]);
   });
 });
 
