@@ -7,7 +7,7 @@ import type { Limits } from '../protocol/constants.js';
 import type { SlowPolicy } from '../gateway/slow.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
-import { codedHandshakeErrors } from '../gateway/upgrade.js';
+import { codedHandshakeErrors, searchOf } from '../gateway/upgrade.js';
 import { hhmmss, kstMs } from '../recorder/format.js';
 import { REPLAY_PARAMS, ReplayQuery } from './query.js';
 import { queryParams } from '../access/params.js';
@@ -75,8 +75,7 @@ export class ReplayServer {
 
   /** Checks a replay request: a valid query and a recording that covers part of its window; the query, or why not. */
   async check(url: string | undefined): Promise<{ ok: true; query: ReplayQuery } | { ok: false; refusal: ReplayRefusal }> {
-    const q = (url ?? '').indexOf('?');
-    const params = queryParams(new URLSearchParams(q < 0 ? '' : (url ?? '').slice(q + 1)), REPLAY_PARAMS);
+    const params = queryParams(searchOf(url), REPLAY_PARAMS);
     if (!params.ok) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: params.message } };
     const r = ReplayQuery.safeParse(params.params);
     if (!r.success) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: r.error.issues.map((i) => i.message).join('; ') } };
