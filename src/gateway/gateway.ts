@@ -393,14 +393,22 @@ export class Gateway {
    * pings' worth of time and pings the others. A ping rides along with the
    * next updates written to the client when they come within a fifth of
    * the heartbeat (one write instead of two); after that it goes alone.
+   *
+   * A connection behind is not timed: its pings wait behind what it has
+   * not read, so it cannot answer them. The slow-consumer rules close it
+   * (4008) if it stays behind, as they close a dead peer, whose socket
+   * never drains; once it has caught up it has two heartbeats to answer.
    */
   private beat(): void {
     const now = this.now();
     for (const s of this.sessions) {
       if (s.closing) continue;
-      if (now - s.lastSeen > 2 * this.heartbeatMs) {
+      if (this.behind.has(s)) s.lastSeen = now;
+      else if (now - s.lastSeen > 2 * this.heartbeatMs) {
         this.closeSession(s, 'heartbeatTimeout');
-      } else s.heartbeat();
+        continue;
+      }
+      s.heartbeat();
     }
     clearTimeout(this.pingTimer);
     this.pingTimer = setTimeout(() => {

@@ -73,7 +73,7 @@ export class Session implements Subscriber {
   readonly inbound: TokenBucket;
   /** Trips when the client floods: more than `floodFactor` × the message limit in one second. */
   readonly flood: WindowCounter;
-  /** Last time the peer showed it is alive (pong or message), ms epoch. */
+  /** Last time the peer showed it is alive (pong or message), ms epoch; while the connection is behind, the last heartbeat (it is not timed then). */
   lastSeen: number;
   /** Set once the server started closing the connection. */
   closing = false;

@@ -25,6 +25,18 @@ async function tickUntil(hh: Harness, cs: readonly string[], done: () => Promise
   throw new Error('condition not reached');
 }
 
+/** A check that sends a `ping` message at most every 100 ms (so the server hears from a client that reads nothing); always true. */
+function sayingSomething(c: Client): () => true {
+  let last = 0;
+  return () => {
+    if (Date.now() - last >= 100) {
+      c.send({ op: 'ping', id: 'alive' });
+      last = Date.now();
+    }
+    return true;
+  };
+}
+
 describe('slow consumers', () => {
   it('a client that never reads falls behind, then is closed with 4008 once owed more than closeBytes; others keep receiving', async () => {
     h = await startHarness({ slow: { conflateBytes: 64 << 10, closeBytes: 1 << 20, maxBehindMs: 20_000 }, closeTimeoutMs: 10_000 }, {}, 2000);
@@ -258,6 +270,57 @@ describe('connections', () => {
     expect(alive.closed).toBeUndefined();
     expect((await alive.request({ op: 'ping', id: 1 })).type).toBe('pong');
     alive.close();
+  });
+
+  it('does not time a connection behind by the heartbeat: its pings wait behind what it has not read, and 4008 closes it', async () => {
+    h = await startHarness({ heartbeatMs: 250, slow: { conflateBytes: 64 << 10, closeBytes: 1 << 30, maxBehindMs: 2000 }, closeTimeoutMs: 10_000 }, {}, 1000);
+    const hh = h;
+    const cs = codes(1000);
+    hh.tick('quote', 'kospi', wideRows(cs, 0));
+    const c = await Client.connect(hh.url);
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.wait(() => c.of('snapshot').length === 1000);
+    // From here it reads nothing, neither updates nor pings; until it is behind it still says something now and then.
+    socketOf(c).pause();
+    const said = sayingSomething(c);
+    const t = await tickUntil(hh, cs, async () => said() && (await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'conflate' })) > 0);
+    const t0 = Date.now();
+    const closes = async () => (await counter(hh.metrics, 'krx_server_closes_total', { code: '4008' })) + (await counter(hh.metrics, 'krx_server_closes_total', { code: '4002' }));
+    for (let i = t + 1; (await closes()) === 0; i++) {
+      if (Date.now() - t0 > 6000) throw new Error('not closed within 6 s');
+      hh.tick('quote', 'kospi', wideRows(cs, i));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Past eight heartbeats without a pong, closed by the slow-consumer rule, not cut.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+    expect(await counter(hh.metrics, 'krx_server_closes_total', { code: '4002' })).toBe(0);
+    expect(await counter(hh.metrics, 'krx_server_closes_total', { code: '4008' })).toBe(1);
+    socketOf(c).resume();
+    expect((await c.closedWith(8000)).code).toBe(4008);
+  });
+
+  it('times a connection by the heartbeat again once it has caught up', async () => {
+    h = await startHarness({ heartbeatMs: 250, slow: { conflateBytes: 64 << 10, closeBytes: 1 << 30, maxBehindMs: 20_000 } }, {}, 1000);
+    const hh = h;
+    const cs = codes(1000);
+    hh.tick('quote', 'kospi', wideRows(cs, 0));
+    // It reads, but never answers a ping: only its messages show it alive.
+    const c = await Client.connect(hh.url, { autoPong: false });
+    await c.request({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.wait(() => c.of('snapshot').length === 1000);
+    socketOf(c).pause();
+    const step = (s: string) => counter(hh.metrics, 'krx_slow_consumer_total', { step: s });
+    const said = sayingSomething(c);
+    await tickUntil(hh, cs, async () => said() && (await step('conflate')) > 0);
+    // Four heartbeats behind: not cut.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(hh.gateway.clientCount).toBe(1);
+    expect(await step('drain')).toBe(0);
+    socketOf(c).resume();
+    await eventually(async () => (await counter(hh.metrics, 'krx_server_closes_total', { code: '4002' })) === 1, 5000, 'the heartbeat to cut it');
+    expect(await step('drain')).toBe(1);
+    expect(await counter(hh.metrics, 'krx_server_closes_total', { code: '4008' })).toBe(0);
+    expect((await c.closedWith(5000)).code).toBe(1006);
   });
 
   it('close() sends 1001 to every client and refuses new upgrades', async () => {
