@@ -101,8 +101,11 @@ export class ReplayConnection {
     });
     ws.on('error', () => undefined);
     this.beat = setInterval(() => {
-      if (Date.now() - this.lastSeen > 2 * opts.heartbeatMs) this.ws.terminate();
-      else this.ws.ping();
+      // As on /ws: a connection behind, or one a replay at `max` waits for, cannot answer pings queued behind what it has not read; the slow-consumer rules time it instead.
+      const now = Date.now();
+      if (this.outbox.behind || this.ws.bufferedAmount > opts.slow.conflateBytes) this.lastSeen = now;
+      else if (now - this.lastSeen > 2 * opts.heartbeatMs) return this.stop('heartbeatTimeout');
+      this.ws.ping();
     }, opts.heartbeatMs);
     this.beat.unref();
     this.outbox.send(
@@ -110,14 +113,15 @@ export class ReplayConnection {
     );
   }
 
-  /** Ends the replay with a server close code. */
+  /** Ends the replay with a server close code (a heartbeat timeout is cut without a handshake, as on /ws). */
   stop(name: CloseName, reason?: string): void {
     if (this.ended) return;
     this.ended = true;
     this.outbox.stop();
     const c = CLOSE_CODES[name];
     this.opts.onClose?.(c.code);
-    this.ws.close(c.code, reason ?? c.reason);
+    if (name === 'heartbeatTimeout') this.ws.terminate();
+    else this.ws.close(c.code, reason ?? c.reason);
   }
 
   /** Reads the recording up to `from` (the state then), then plays it until `to` or its end. */

@@ -77,7 +77,7 @@ export async function record(dir: string, seconds: number, opts: RecordOptions =
 }
 
 /** A gateway harness serving replays of `dir`, with the closes and slow-consumer steps its replays made. */
-export async function replayHarness(dir: string, slow: Partial<SlowPolicy> = {}, limits: Partial<Limits> = {}, auth?: Authenticator) {
+export async function replayHarness(dir: string, slow: Partial<SlowPolicy> = {}, limits: Partial<Limits> = {}, auth?: Authenticator, heartbeatMs = 15_000) {
   const closes: number[] = [];
   const steps: string[] = [];
   const metrics = new Metrics({ defaults: false });
@@ -85,7 +85,7 @@ export async function replayHarness(dir: string, slow: Partial<SlowPolicy> = {},
     dir,
     logger: silentLogger(),
     maxPayloadBytes: DEFAULT_LIMITS.maxPayloadBytes,
-    heartbeatMs: 15_000,
+    heartbeatMs,
     server: 'krx-bridge/test',
     slow: slowPolicy({ closeBytes: 4 << 20, maxBehindMs: 2000, ...slow }),
     onClose: (c) => closes.push(c),

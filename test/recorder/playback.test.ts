@@ -308,6 +308,33 @@ describe('slow replay clients', () => {
     30_000,
   );
 
+  it.each(['max', '1000'])(
+    'one that does not read is not cut by the heartbeat while its pings wait behind what it has not read: 4008, as on /ws (speed %s)',
+    async (speed) => {
+      const dir = tmp();
+      await record(dir, 120, { rows: 200, pad: 600 });
+      // Pinged every 500 ms and never answering: cut after a second or so if the heartbeat timed it; closed after 2 s behind (the bytes it is owed never reach closeBytes).
+      const hh = (h = await replayHarness(dir, { closeBytes: 1024 << 20 }, {}, undefined, 500));
+      const t0 = Date.now();
+      const slow = await rawClient(url(hh, `from=100000&to=235900&speed=${speed}`));
+      slow.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+      await expect.poll(() => hh.closes, { timeout: 20_000 }).not.toEqual([]);
+      expect(hh.closes).toEqual([4008]);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+      slow.socket.destroy();
+    },
+    30_000,
+  );
+
+  it('one that never answers pings but reads is cut by the heartbeat (4002)', async () => {
+    const dir = tmp();
+    await record(dir, 5);
+    const hh = (h = await replayHarness(dir, {}, {}, undefined, 100));
+    const c = await Client.connect(url(hh, 'from=100000&to=235900&speed=1'), { autoPong: false });
+    expect((await c.closedWith(3000)).code).toBe(1006);
+    expect(hh.closes).toEqual([4002]);
+  });
+
   it('one that pauses is conflated, then catches up with fresh snapshots at the replay clock, and ends with the recorded state', async () => {
     const dir = tmp();
     const { store, drops } = await record(dir, 60, { rows: 200, pad: 600 });
