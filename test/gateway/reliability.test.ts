@@ -285,7 +285,8 @@ describe('connections', () => {
     const said = sayingSomething(c);
     const t = await tickUntil(hh, cs, async () => said() && (await counter(hh.metrics, 'krx_slow_consumer_total', { step: 'conflate' })) > 0);
     const t0 = Date.now();
-    const closes = async () => (await counter(hh.metrics, 'krx_server_closes_total', { code: '4008' })) + (await counter(hh.metrics, 'krx_server_closes_total', { code: '4002' }));
+    const closes = async () =>
+      (await counter(hh.metrics, 'krx_server_closes_total', { code: '4008' })) + (await counter(hh.metrics, 'krx_server_closes_total', { code: '4002' }));
     for (let i = t + 1; (await closes()) === 0; i++) {
       if (Date.now() - t0 > 6000) throw new Error('not closed within 6 s');
       hh.tick('quote', 'kospi', wideRows(cs, i));
