@@ -23,7 +23,7 @@ import { KrxCalendar } from '../market/calendar.js';
 import { GATEWAY_DEFAULTS, type GatewayOptions, type ReplayEndpoint } from './options.js';
 import { packageVersion } from '../version.js';
 import { Session, type SessionHost } from './session.js';
-import { slowPolicy, type SlowPolicy } from './slow.js';
+import { heartbeatCheck, slowPolicy, type SlowPolicy } from './slow.js';
 import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress } from '../access/address.js';
@@ -394,20 +394,18 @@ export class Gateway {
    * next updates written to the client when they come within a fifth of
    * the heartbeat (one write instead of two); after that it goes alone.
    *
-   * A connection behind is not timed: its pings wait behind what it has
-   * not read, so it cannot answer them. The slow-consumer rules close it
-   * (4008) if it stays behind, as they close a dead peer, whose socket
-   * never drains; once it has caught up it has two heartbeats to answer.
+   * A connection behind is not timed (`heartbeatCheck`).
    */
   private beat(): void {
     const now = this.now();
     for (const s of this.sessions) {
       if (s.closing) continue;
-      if (this.behind.has(s)) s.lastSeen = now;
-      else if (now - s.lastSeen > 2 * this.heartbeatMs) {
+      const seen = heartbeatCheck(now, s.lastSeen, this.heartbeatMs, this.behind.has(s));
+      if (seen === undefined) {
         this.closeSession(s, 'heartbeatTimeout');
         continue;
       }
+      s.lastSeen = seen;
       s.heartbeat();
     }
     clearTimeout(this.pingTimer);

@@ -82,3 +82,17 @@ export function behindAction(buffered: number, owed: number, behindMs: number, p
   if (buffered + owed > p.closeBytes || behindMs > p.maxBehindMs) return 'close';
   return buffered <= p.drainBytes ? 'resume' : 'wait';
 }
+
+/**
+ * What a heartbeat does with a connection last heard from at `lastSeen`:
+ * the time to keep as its `lastSeen` and ping it, or undefined to cut it
+ * (nothing heard for two heartbeats). A connection `held` by this policy
+ * (behind, or waited for) is not timed: its pings wait behind what it has
+ * not read, so it cannot answer them; its clock restarts, and this
+ * policy's rules close it (4008) if it stays held, as they close a dead
+ * peer, whose socket never drains. Used by `/ws` and `/ws/replay` alike.
+ */
+export function heartbeatCheck(now: number, lastSeen: number, heartbeatMs: number, held: boolean): number | undefined {
+  if (held) return now;
+  return now - lastSeen > 2 * heartbeatMs ? undefined : lastSeen;
+}

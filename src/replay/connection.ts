@@ -7,7 +7,7 @@ import { wireError, type WireError } from '../protocol/errors.js';
 import { type RequestId } from '../protocol/messages.js';
 import { TokenBucket, WindowCounter, messageBucket } from '../access/limits.js';
 import { parseClientFrame, resolveTarget, wildcardTopic, type Target } from '../gateway/requests.js';
-import type { SlowPolicy } from '../gateway/slow.js';
+import { heartbeatCheck, type SlowPolicy } from '../gateway/slow.js';
 import { encode, errorFrame, statusFrame, welcomeFrame } from '../protocol/encode.js';
 import { ReplayOutbox } from './outbox.js';
 import { ReplayState } from './state.js';
@@ -101,10 +101,11 @@ export class ReplayConnection {
     });
     ws.on('error', () => undefined);
     this.beat = setInterval(() => {
-      // As on /ws: a connection behind, or one a replay at `max` waits for, cannot answer pings queued behind what it has not read; the slow-consumer rules time it instead.
-      const now = Date.now();
-      if (this.outbox.behind || this.ws.bufferedAmount > opts.slow.conflateBytes) this.lastSeen = now;
-      else if (now - this.lastSeen > 2 * opts.heartbeatMs) return this.stop('heartbeatTimeout');
+      // Held by the slow-consumer rules: behind, or waited for by a replay at `max`.
+      const held = this.outbox.behind || this.ws.bufferedAmount > opts.slow.conflateBytes;
+      const seen = heartbeatCheck(Date.now(), this.lastSeen, opts.heartbeatMs, held);
+      if (seen === undefined) return this.stop('heartbeatTimeout');
+      this.lastSeen = seen;
       this.ws.ping();
     }, opts.heartbeatMs);
     this.beat.unref();

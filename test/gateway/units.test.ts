@@ -6,7 +6,7 @@ import { SubscriptionIndex, type Subscriber } from '../../src/gateway/index.js';
 import { SmallSet } from '../../src/gateway/smallset.js';
 import { ConnectionCounter, KeyedRateLimiter, TokenBucket, WindowCounter, messageBucket, resolveLimits } from '../../src/access/limits.js';
 import { parseClientFrame, resolveTarget } from '../../src/gateway/requests.js';
-import { DEFAULT_SLOW_POLICY, behindAction, overCap, slowPolicy } from '../../src/gateway/slow.js';
+import { DEFAULT_SLOW_POLICY, behindAction, heartbeatCheck, overCap, slowPolicy } from '../../src/gateway/slow.js';
 import { DEFAULT_LIMITS } from '../../src/protocol/constants.js';
 import { ErrorMsg } from '../../src/protocol/messages.js';
 import { RESOURCE_PARAMS } from '../../src/protocol/resources.js';
@@ -98,6 +98,14 @@ describe('slow-consumer policy', () => {
   it('a write past closeBytes is over the cap', () => {
     expect(overCap(500, 400, 100, p)).toBe(false);
     expect(overCap(500, 400, 101, p)).toBe(true);
+  });
+  it.each([
+    [1200, 1000, false, 1000],
+    [1201, 1000, false, undefined],
+    // Held (behind): never cut, however long silent; its clock restarts.
+    [9000, 1000, true, 9000],
+  ] as const)('heartbeat at %s, last heard at %s, held %s -> %s', (now, lastSeen, held, out) => {
+    expect(heartbeatCheck(now, lastSeen, 100, held)).toBe(out);
   });
 });
 
