@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
  * appending to, and mark a clean stop for an epoch that is not the first's.
  * So a bridge holds `DATA_DIR/krx-bridge.pid` while it runs: the file names
  * the process, and a start finds it held by a live process and refuses.
- * A file left by a process that is gone (a crash, SIGKILL) is taken over,
+ * A file left by a process that is gone (a crash, SIGKILL; a zombie is
+ * gone) is taken over,
  * and so is one naming this process's own id that this process did not
  * take (a container restarted after a crash runs its bridge under the same
  * pid). Process ids are only compared within one pid namespace: a
@@ -35,14 +36,31 @@ export class DataDirInUse extends Error {
 /** The lock files this process holds (resolved paths). */
 const heldHere = new Set<string>();
 
-/** Whether process `pid` is running (one we may not signal is running too). */
+/**
+ * Whether process `pid` is running (one we may not signal is running too).
+ * A zombie is not: it has exited, its parent has not yet collected it (a
+ * bridge killed under a shell or an init that does not reap), and signal 0
+ * still reaches it. Linux says so in `/proc/<pid>/stat`; elsewhere a
+ * process that can be signalled counts as running.
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !zombie(pid);
+}
+
+/** Whether `/proc` shows process `pid` exited and not yet collected (state `Z`, after the command's closing parenthesis). */
+function zombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return false;
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
 }
 
 /** The process a lock file names, or undefined when it names none. */

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +43,25 @@ describe('the data directory lock', () => {
       const lock = DataDirLock.acquire(d);
       expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`);
       lock.release();
+    }
+  });
+
+  it('takes over a lock of a zombie: a process killed whose parent has not collected it', async () => {
+    const d = dir();
+    DataDirLock.acquire(d).release();
+    // `sleep 0` exits under a parent (the exec'd `sleep 5`) that never waits for it: a zombie for five seconds.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const pid = Number(await new Promise<string>((res) => parent.stdout.once('data', (b: Buffer) => res(String(b).trim()))));
+    try {
+      // Until it has exited (a moment), it is a live holder.
+      for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'latin1').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(readFileSync(`/proc/${pid}/stat`, 'latin1')).toContain(') Z ');
+      writeFileSync(join(d, LOCK_FILE), `${pid}\n`);
+      const lock = DataDirLock.acquire(d);
+      expect(readFileSync(join(d, LOCK_FILE), 'utf8')).toBe(`${process.pid}\n`);
+      lock.release();
+    } finally {
+      parent.kill();
     }
   });
 
