@@ -8,6 +8,7 @@ import { KrxError, type KrxErrorCode } from './errors.js';
 import { GuardedEmitter } from './events.js';
 import { dispatch, parseFrame, type FrameHandler } from './frames.js';
 import { Outbox, RATE_SHARE } from './outbox.js';
+import { askUpgrade, verdictOf, type FetchLike, type Verdict } from './refusal.js';
 import { Requests, type PendingRequest, type RequestKind, type RequestOptions } from './requests.js';
 import type { SubscribePlan } from './subscriptions.js';
 import { Timers } from './timers.js';
@@ -44,6 +45,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   protected readonly requestTimeoutMs: number;
   private readonly url: string;
   private readonly ctor: WebSocketConstructor;
+  /** Asks the server why a socket failed to open (undefined: not asked). */
+  private readonly fetcher: FetchLike | undefined;
   private readonly opts: KrxClientOptions;
   private readonly backoff: Backoff;
   private readonly outbox: Outbox;
@@ -86,6 +89,9 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     }
     this.url = parsed.toString();
     this.ctor = ctor;
+    const fetcher = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
+    // A replay's refusals come as an `error` frame and close 4004 (its URL has no plain GET to ask).
+    this.fetcher = options.replay === undefined && fetcher !== undefined ? fetcher.bind(globalThis) : undefined;
     this.opts = options;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.backoff = new Backoff(options);
@@ -259,12 +265,15 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     if (this.isClosed()) return;
     this.timers.set('connect', this.opts.connectTimeoutMs ?? 10_000, () => this.drop('connect timeout'));
     try {
+      let opened = false;
       const conn: Connection = new Connection(this.ctor, url, {
         open: () => {
+          opened = true;
           this.lastRx = now();
         },
         message: (text) => this.onFrame(conn, text),
-        close: (code, reason) => this.lost(code, reason),
+        close: (code, reason) =>
+          opened || code !== ABNORMAL || this.fetcher === undefined ? this.lost(code, reason) : void this.failedOpen(url, code, reason),
       });
       this.conn = conn;
     } catch (err) {
@@ -279,8 +288,24 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     this.lost(ABNORMAL, reason);
   }
 
-  /** The socket is gone: settle what depended on it, then reconnect (or close). */
-  private lost(code: number, reason: string): void {
+  /**
+   * A socket that closed before it opened: the server is asked what an
+   * upgrade of the same URL gets (a browser's WebSocket hides a refused
+   * upgrade's status), and a refusal is reported, then retried or final.
+   */
+  private async failedOpen(url: string, code: number, reason: string): Promise<void> {
+    this.conn = undefined;
+    this.timers.clear('connect');
+    const r = await askUpgrade(this.fetcher, url, this.opts.connectTimeoutMs ?? 10_000);
+    if (this.isClosed()) return;
+    const verdict = r === undefined ? undefined : verdictOf(r, typeof this.opts.token === 'function');
+    if (verdict === undefined || verdict.kind === 'retry') return this.lost(code, reason);
+    this.emitError(verdict.error);
+    this.lost(code, reason, verdict);
+  }
+
+  /** The socket is gone: settle what depended on it, then reconnect (or close; a refusal no retry can change closes). */
+  private lost(code: number, reason: string, refused?: Exclude<Verdict, { kind: 'retry' }>): void {
     const wasLive = this.live;
     this.conn = undefined;
     this.live = false;
@@ -298,6 +323,11 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
       this.closing = Promise.resolve();
       return this.shutdown(this.refused ?? new KrxError('not_recorded', reason || 'replay refused'));
     }
+    // An upgrade refused for good (a misspelt parameter, a static token not valid): what waits fails with the server's reason.
+    if (refused?.kind === 'final') {
+      this.closing = Promise.resolve();
+      return this.shutdown(refused.error);
+    }
     // A replay that played to its end (1000) is over: nothing to reconnect to.
     if (this.opts.reconnect === false || (this.opts.replay !== undefined && code === CLOSE_CODES.normal.code)) {
       this.closing = Promise.resolve();
@@ -305,8 +335,9 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     }
     // A server that said it is restarting (1001) is retried promptly until it is back (for up to a minute), not with growing delays.
     if (code === CLOSE_CODES.goingAway.code) this.restartingUntil = now() + RESTART_WINDOW_MS;
-    const restarting = now() < this.restartingUntil && !PENALISED.has(code);
-    const delay = restarting ? this.backoff.restart() : PENALISED.has(code) ? this.backoff.penalty() : this.backoff.next();
+    const penalised = PENALISED.has(code) || refused?.penalty === true;
+    const restarting = now() < this.restartingUntil && !penalised;
+    const delay = restarting ? this.backoff.restart() : penalised ? this.backoff.penalty() : this.backoff.next();
     this.attempts++;
     this.setState('reconnecting');
     this.emit('reconnecting', this.attempts, delay);

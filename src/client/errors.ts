@@ -1,8 +1,9 @@
-import { ERROR_CODES, type ErrorCode } from '../protocol/errors.js';
+import { ERROR_CODES, REFUSAL_CODES, type ErrorCode, type RefusalCode } from '../protocol/errors.js';
 
 /**
- * Errors of the client SDK: the wire error codes of protocol v1 plus a few
- * raised by the client itself. See docs/PROTOCOL.md §6 and src/client/README.md.
+ * Errors of the client SDK: the wire error codes of protocol v1, the
+ * gateway's refusals of an upgrade, and a few raised by the client itself.
+ * See docs/PROTOCOL.md §6 and src/client/README.md.
  */
 
 /** Codes the client raises itself (not sent by a server). */
@@ -26,8 +27,8 @@ export const CLIENT_ERROR_CODES = {
 /** A code the client raises itself. */
 export type ClientErrorCode = keyof typeof CLIENT_ERROR_CODES;
 
-/** Every code a `KrxError` can carry: a wire code or a client code. */
-export type KrxErrorCode = ErrorCode | ClientErrorCode;
+/** Every code a `KrxError` can carry: a wire code, a refusal of the upgrade, or a client code. */
+export type KrxErrorCode = ErrorCode | RefusalCode | ClientErrorCode;
 
 /** Options of a `KrxError`. */
 export interface KrxErrorOptions {
@@ -64,7 +65,8 @@ export function isKrxError(e: unknown): e is KrxError {
 }
 
 function defaultRetryable(code: KrxErrorCode): boolean {
-  const wire = (ERROR_CODES as Record<string, { retryable: boolean } | undefined>)[code];
+  const wire =
+    (ERROR_CODES as Record<string, { retryable: boolean } | undefined>)[code] ?? (REFUSAL_CODES as Record<string, { retryable: boolean } | undefined>)[code];
   if (wire !== undefined) return wire.retryable;
   return (CLIENT_ERROR_CODES as Record<string, { retryable: boolean } | undefined>)[code]?.retryable ?? false;
 }

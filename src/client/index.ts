@@ -15,6 +15,8 @@ export type { ConnectionState, GetMarket, KrxClientOptions, KrxClientEvents, Cha
 export type { RequestOptions } from './requests.js';
 /** The WebSocket interface the client needs, for injecting a constructor. */
 export type { WebSocketLike, WebSocketConstructor } from './connection.js';
+/** The part of `fetch` the client uses to ask why a socket failed to open. */
+export type { FetchLike } from './refusal.js';
 /** A feed's subscriptions, as `subscriptions()` lists them. */
 export type { FeedSubscription } from './subscriptions.js';
 /** What listeners receive about a change, and why a topic resyncs. */

@@ -3,6 +3,7 @@ import type { StatusMsg, WelcomeMsg } from '../protocol/wire.js';
 import type { BackoffOptions } from './backoff.js';
 import type { WebSocketConstructor } from './connection.js';
 import type { KrxError } from './errors.js';
+import type { FetchLike } from './refusal.js';
 import type { AnyRow, ChannelRows } from './rows.js';
 import type { Change, ResyncReason } from './topics/state.js';
 
@@ -34,6 +35,12 @@ export interface KrxClientOptions extends BackoffOptions {
    * live; when the replay ends (close 1000) it closes instead of reconnecting.
    */
   readonly replay?: { readonly date: string; readonly from?: string; readonly to?: string; readonly speed?: number | 'max' };
+  /**
+   * `fetch`, to ask the server why a socket failed to open (a plain GET of
+   * its URL answers with the refusal an upgrade would get: a token not
+   * valid, a misspelt parameter); default `globalThis.fetch`.
+   */
+  readonly fetch?: FetchLike;
   /** Token sent as `?token=` on every (re)connect; a function is asked each time (for refresh). */
   readonly token?: string | (() => string | Promise<string>);
   /** Default time allowed for a request's answer, from the call (ms); default 10000. */

@@ -27,7 +27,7 @@ import { heartbeatCheck, slowPolicy, type SlowPolicy } from './slow.js';
 import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress } from '../access/address.js';
-import { codedHandshakeErrors, handshakeProblem, pathOf, refuseUpgrade, searchOf } from './upgrade.js';
+import { codedHandshakeErrors, handshakeProblem, pathOf, refuseUpgrade, searchOf, type UpgradeRefusal } from './upgrade.js';
 import { queryParams } from '../access/params.js';
 import { welcomeFrame } from '../protocol/encode.js';
 
@@ -95,6 +95,7 @@ export class Gateway {
   private readonly statuses: StatusBoard;
   private readonly conns: ConnectionCounter;
   private readonly maxConnections: number;
+  private readonly maxPerAddress: number;
   private readonly fanout: Fanout;
   private readonly logger: Logger;
   private readonly metrics: Metrics;
@@ -125,7 +126,8 @@ export class Gateway {
     this.heartbeatMs = opts.heartbeatMs ?? GATEWAY_DEFAULTS.heartbeatMs;
     this.path = opts.path ?? GATEWAY_DEFAULTS.path;
     this.serverName = `krx-bridge/${opts.version ?? packageVersion()}`;
-    this.conns = new ConnectionCounter(opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp);
+    this.maxPerAddress = opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp;
+    this.conns = new ConnectionCounter(this.maxPerAddress);
     this.maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
     this.wss = codedHandshakeErrors(new WebSocketServer(this.serverOptions()));
     this.fanout = new Fanout(this.index, this.clock, this.metrics, this.logger);
@@ -219,19 +221,13 @@ export class Gateway {
     if (replayPath && replay === undefined)
       return this.refuseReplay(req, socket, head, wireError('recording_off', 'this server does not record (RECORD=off): no replay'));
     if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
-    // `/ws` takes no parameter but the token: a misspelt one is refused, as on every route (a replay's are checked with its query).
-    const params = replay === undefined ? queryParams(searchOf(req.url), []) : undefined;
-    if (params?.ok === false) return refuseUpgrade(socket, 400, 'invalid_params', params.message);
-    if (this.closing) return refuseUpgrade(socket, 503, 'shutting_down', 'server shutting down');
     const addr = clientAddress(req, this.opts.trustProxy);
-    if (this.conns.count(ALL) >= this.maxConnections) {
-      this.metrics.connections.inc({ outcome: 'server_full' });
-      return refuseUpgrade(socket, 503, 'server_full', 'the server has as many connections as it takes; try another or later', { 'Retry-After': '5' });
+    const refused = this.admission(req, addr, replay === undefined);
+    if (refused !== undefined) {
+      if (refused.outcome !== undefined) this.metrics.connections.inc({ outcome: refused.outcome });
+      return refuseUpgrade(socket, refused.status, refused.code, refused.message, refused.headers);
     }
-    if (!this.conns.acquire(addr)) {
-      this.metrics.connections.inc({ outcome: 'too_many' });
-      return refuseUpgrade(socket, 429, 'too_many_connections', 'too many connections from this address');
-    }
+    this.conns.acquire(addr);
     this.conns.acquire(ALL);
     // One release point for every path (refused, failed handshake, closed session). Made
     // outside this function so the listener, which lives as long as the connection, does not
@@ -253,6 +249,51 @@ export class Gateway {
       },
     );
   };
+
+  /**
+   * Why an upgrade from `addr` would be refused before its token is read,
+   * or undefined: a query parameter `/ws` does not take (`params`: not for
+   * a replay, whose query its own check reads), a stopping server, a full
+   * one, an address at its cap.
+   */
+  private admission(req: IncomingMessage, addr: string, params: boolean): (UpgradeRefusal & { outcome?: 'server_full' | 'too_many' }) | undefined {
+    // `/ws` takes no parameter but the token: a misspelt one is refused, as on every route.
+    const query = params ? queryParams(searchOf(req.url), []) : undefined;
+    if (query?.ok === false) return { status: 400, code: 'invalid_params', message: query.message };
+    if (this.closing) return { status: 503, code: 'shutting_down', message: 'server shutting down' };
+    if (this.conns.count(ALL) >= this.maxConnections)
+      return {
+        status: 503,
+        code: 'server_full',
+        message: 'the server has as many connections as it takes; try another or later',
+        headers: { 'Retry-After': '5' },
+        outcome: 'server_full',
+      };
+    if (this.conns.count(addr) >= this.maxPerAddress)
+      return { status: 429, code: 'too_many_connections', message: 'too many connections from this address', outcome: 'too_many' };
+    return undefined;
+  }
+
+  /**
+   * What an upgrade of `req` to `/ws` would get now, for a plain GET of
+   * the path (no `Upgrade` header): the refusal the upgrade would get, or
+   * 426 `upgrade_required` when it would be accepted. A browser's
+   * WebSocket cannot read the HTTP status of a refused upgrade; the SDK
+   * asks this to tell a refusal (a bad token, say) from a network that
+   * failed. Takes nothing: no slot, no count.
+   */
+  async probe(req: IncomingMessage): Promise<UpgradeRefusal> {
+    const refused = this.admission(req, clientAddress(req, this.opts.trustProxy), true);
+    if (refused !== undefined) return refused;
+    const res = this.opts.auth === undefined ? OPEN_GRANT : await this.opts.auth.authenticate(req);
+    if (!res.ok) return { status: res.status, code: res.code, message: res.message };
+    return {
+      status: 426,
+      code: 'upgrade_required',
+      message: `a WebSocket endpoint: an upgrade (Upgrade: websocket) would be accepted now`,
+      headers: { Upgrade: 'websocket' },
+    };
+  }
 
   /** A replay (`/ws/replay`): checked against the recordings, then played by the replay server within the limits a live connection would get. */
   private acceptReplay(replay: ReplayEndpoint, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted): void {

@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
+import type { ErrorCode, RefusalCode } from '../protocol/errors.js';
 
 /**
  * Helpers of the HTTP upgrade step: who is asking, and refusing with a
@@ -21,10 +22,14 @@ export function searchOf(url: string | undefined): URLSearchParams {
   return new URLSearchParams(q < 0 ? '' : u.slice(q + 1));
 }
 
-/** Why an upgrade is refused: the HTTP status, the error code and message, and headers to send. */
+/**
+ * Why an upgrade is refused: the HTTP status, the error code and message,
+ * and headers to send. (`upgrade_required`, 426, is the answer to a plain
+ * GET of the path when an upgrade would be accepted.)
+ */
 export interface UpgradeRefusal {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode | RefusalCode | 'method_not_allowed' | 'upgrade_required';
   readonly message: string;
   readonly headers?: Record<string, string>;
 }

@@ -1,15 +1,17 @@
 import { originAllowed } from '../access/auth.js';
 
 /**
- * Cross-origin reads of `/api` and `/symbols` by the browser origins listed
- * in `ALLOWED_ORIGINS` (a page served elsewhere that uses the bridge): the
- * answer names the origin back; a preflight (`OPTIONS`, for a request with
- * an `Authorization` header) is answered 204. Without `ALLOWED_ORIGINS`
- * nothing is added: only pages of the bridge's own origin read these. Pure.
+ * Cross-origin reads of `/api`, `/symbols` and a plain GET of `/ws` (what
+ * an upgrade would get, which the SDK asks after a socket failed to open)
+ * by the browser origins listed in `ALLOWED_ORIGINS` (a page served
+ * elsewhere that uses the bridge): the answer names the origin back; a
+ * preflight (`OPTIONS`, for a request with an `Authorization` header) is
+ * answered 204. Without `ALLOWED_ORIGINS` nothing is added: only pages of
+ * the bridge's own origin read these. Pure.
  */
 
 /** Routes other origins may read. */
-export const CORS_ROUTES: ReadonlySet<string> = new Set(['api', 'symbols']);
+export const CORS_ROUTES: ReadonlySet<string> = new Set(['api', 'symbols', 'ws']);
 
 /** The CORS headers of an answer to `origin`, or undefined when it gets none. */
 export function corsHeaders(origin: string | undefined, allowed: readonly string[] | undefined): Record<string, string> | undefined {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator } from '../access/auth.js';
 import type { GatewayStats } from '../gateway/gateway.js';
+import type { UpgradeRefusal } from '../gateway/upgrade.js';
 import type { OnDemand } from '../upstream/cache.js';
 import { LookupLimits } from '../access/lookups.js';
 import { KeyedRateLimiter } from '../access/limits.js';
@@ -40,8 +41,14 @@ export interface HttpDeps {
   readonly ready?: () => boolean;
   /** Body of `/status` (feeds, budget, …); gateway counts are merged in. */
   readonly status?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
-  /** The gateway, for client and subscription counts in `/status`. */
-  readonly gateway?: { stats(): GatewayStats };
+  /**
+   * The gateway: client and subscription counts for `/status`, and what a
+   * plain GET of its WebSocket path answers (`probe`: the refusal an
+   * upgrade would get, or 426).
+   */
+  readonly gateway?: { stats(): GatewayStats; probe?(req: IncomingMessage): Promise<UpgradeRefusal> };
+  /** The gateway's WebSocket path; default `/ws`. */
+  readonly wsPath?: string;
   /** Access control of `/api/…` (the gateway's); default open. */
   readonly auth?: Authenticator;
   /** Directory of the demo page and its assets; default none (a placeholder page at `/`). */
@@ -75,7 +82,7 @@ export const DEFAULT_API_PER_MINUTE = 60;
 export const DEFAULT_INFO_PER_MINUTE = 300;
 
 /** Routes that answer from the bridge's own state, each request costing a little work: rate-limited per address. */
-const INFO_ROUTES: ReadonlySet<string> = new Set(['status', 'symbols']);
+const INFO_ROUTES: ReadonlySet<string> = new Set(['status', 'symbols', 'ws']);
 
 interface Ctx {
   readonly deps: HttpDeps;
@@ -128,6 +135,7 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
   }
   const [name, route] =
     ROUTES[url.pathname] ??
+    (url.pathname === (ctx.deps.wsPath ?? '/ws') && ctx.deps.gateway?.probe !== undefined ? ['ws', wsRoute] : undefined) ??
     (isApiPath(url.pathname)
       ? ['api', apiRoute]
       : url.pathname === '/recordings' || url.pathname.startsWith('/recordings/')
@@ -158,6 +166,17 @@ function failed(ctx: Ctx, res: ServerResponse, err: unknown, path: string | unde
   ctx.logger.error({ err, path: path?.slice(0, 200) }, 'http route failed');
   if (!res.headersSent) sendError(res, 500, 'internal', 'internal error');
   else res.destroy();
+}
+
+/**
+ * A plain GET of the WebSocket path: what an upgrade with the same query
+ * and headers would get now, as the coded refusal it would get or 426
+ * `upgrade_required`. The SDK asks it after a socket that failed to open,
+ * since a browser's WebSocket hides a refused upgrade's status.
+ */
+async function wsRoute(ctx: Ctx, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const r = await ctx.deps.gateway!.probe!(req);
+  sendError(res, r.status, r.code, r.message, r.headers);
 }
 
 async function statusRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse): Promise<void> {

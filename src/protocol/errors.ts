@@ -31,6 +31,23 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** All wire error codes, in documentation order. */
 export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
 
+/**
+ * Codes of the gateway's HTTP refusals of a WebSocket upgrade that are not
+ * wire error codes (docs/OPERATIONS.md §4.2; the others a refusal carries,
+ * `invalid_params`, `unauthorized`, `not_found`, `internal`, are). A
+ * browser's WebSocket cannot read them; the SDK learns them from a plain
+ * GET of the same URL after a socket failed to open.
+ */
+export const REFUSAL_CODES = {
+  forbidden_origin: { retryable: false, text: "The page's origin is not one the server allows (ALLOWED_ORIGINS)." },
+  too_many_connections: { retryable: true, text: 'This address already holds as many connections as the server allows one address.' },
+  server_full: { retryable: true, text: 'The server holds as many connections as it takes.' },
+  shutting_down: { retryable: true, text: 'The server is stopping.' },
+} as const;
+
+/** A refusal code of the gateway that is not a wire code. */
+export type RefusalCode = keyof typeof REFUSAL_CODES;
+
 /** WebSocket close codes the server uses, with their reasons. */
 export const CLOSE_CODES = {
   /** Normal closure, e.g. the client asked. */

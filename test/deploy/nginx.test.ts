@@ -103,6 +103,15 @@ describe('deploy/nginx.conf in front of a bridge', () => {
     });
     expect(JSON.parse(first)).toMatchObject({ type: 'welcome' });
     ws.close();
+    // A plain GET of /ws reaches the bridge too: the SDK asks it why a socket failed to open.
+    for (const [path, status, code] of [
+      ['/ws', 426, 'upgrade_required'],
+      ['/ws?tokn=1', 400, 'invalid_params'],
+    ] as const) {
+      const r = await request(`${base}${path}`);
+      expect(r.statusCode, path).toBe(status);
+      expect(((await r.body.json()) as { error: { code: string } }).error.code, path).toBe(code);
+    }
   });
 
   it('passes /recordings and its exports, and upgrades /ws/replay to a replay that plays to its end', async () => {

@@ -39,4 +39,29 @@ describe('the minimal HTML example', () => {
     expect(sdk).toBe('text/javascript; charset=utf-8');
     expect(errors).toEqual([]);
   });
+
+  it('the SDK in the browser reports a refused upgrade by its code, though the WebSocket only saw 1006', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${url}/examples/minimal.html`);
+    // A string: the test runner would rewrite an `import()` written in a function.
+    const seen = (await page.evaluate(`(async () => {
+      const { KrxClient } = await import('/sdk/krx-client.js');
+      const c = new KrxClient('ws://' + location.host + '/ws?tokn=abc');
+      const out = [];
+      c.on('error', (e) => out.push('error ' + e.code));
+      c.on('disconnect', (code) => out.push('disconnect ' + code));
+      c.on('reconnecting', () => out.push('reconnecting'));
+      await c.ready({ timeoutMs: 5000 }).then(
+        () => out.push('open'),
+        (e) => out.push('ready ' + e.code + ': ' + e.message),
+      );
+      out.push('state ' + c.state);
+      return out;
+    })()`)) as string[];
+    expect(seen).toEqual([
+      'error invalid_params',
+      'ready invalid_params: the server refused the connection: 1 unknown query parameter; this takes only token (HTTP 400)',
+      'state closed',
+    ]);
+  });
 });
