@@ -49,12 +49,15 @@ describe('the data directory lock', () => {
   it('takes over a lock of a zombie: a process killed whose parent has not collected it', async () => {
     const d = dir();
     DataDirLock.acquire(d).release();
-    // `sleep 0` exits under a parent (the exec'd `sleep 5`) that never waits for it: a zombie for five seconds.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // `sleep 1` exits under a parent (the exec'd `sleep 10`) that never waits for it: a zombie until the parent ends. (With
+    // `sleep 0` the shell could reap it before its exec, when the machine was busy: seen once in CI.)
+    const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 10'], { stdio: ['ignore', 'pipe', 'ignore'] });
     const pid = Number(await new Promise<string>((res) => parent.stdout.once('data', (b: Buffer) => res(String(b).trim()))));
     try {
-      // Until it has exited (a moment), it is a live holder.
-      for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'latin1').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 20));
+      // Until it has exited (a second), it is a live holder.
+      writeFileSync(join(d, LOCK_FILE), `${pid}\n`);
+      if (!readFileSync(`/proc/${pid}/stat`, 'latin1').includes(') Z ')) expect(() => DataDirLock.acquire(d)).toThrow(`in use by process ${pid}`);
+      for (let i = 0; i < 200 && !readFileSync(`/proc/${pid}/stat`, 'latin1').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 20));
       expect(readFileSync(`/proc/${pid}/stat`, 'latin1')).toContain(') Z ');
       writeFileSync(join(d, LOCK_FILE), `${pid}\n`);
       const lock = DataDirLock.acquire(d);
