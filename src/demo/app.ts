@@ -227,7 +227,11 @@ export class DemoApp {
     setText(this.deps.els.selChange, '');
     if (price !== undefined) this.showSelectedPrice(price);
     this.subscribe('book', market, [code]);
-    this.chart.show(code, price).catch((e: unknown) => this.notify(`chart: ${isKrxError(e) ? `${e.code}: ${e.message}` : String(e)}`));
+    const client = this.client;
+    // A closed client's requests fail with it: its own `error` (a refused connection) or a swap of clients already said why.
+    this.chart
+      .show(code, price)
+      .catch((e: unknown) => client.state !== 'closed' && this.notify(`chart: ${isKrxError(e) ? `${e.code}: ${e.message}` : String(e)}`));
   }
 
   private showMarket(): void {
@@ -289,7 +293,9 @@ export class DemoApp {
    * group is retried code by code, and only the refused code leaves the board.
    */
   private subscribe(channel: 'price' | 'book', market: Market, codes: readonly string[]): void {
-    this.client.subscribe(channel, market, codes).catch((e: unknown) => {
+    const client = this.client;
+    client.subscribe(channel, market, codes).catch((e: unknown) => {
+      if (client.state === 'closed') return;
       const unlisted = isKrxError(e) && e.code === 'invalid_code';
       if (unlisted && codes.length > 1) return codes.forEach((c) => this.subscribe(channel, market, [c]));
       this.notify(isKrxError(e) ? `${codes.join(', ')}: ${e.message}` : String(e));

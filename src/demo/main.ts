@@ -9,7 +9,8 @@ import { Watchlist } from './watchlist.js';
 /**
  * Entry of the demo page (bundled by scripts/build-demo.ts into
  * dist/public/app.js): connects the SDK to the bridge that served the page
- * (or to `?ws=` when given) and starts the app; the replay control swaps
+ * (or to `?ws=` when given), with the token of the page's `#token=` when
+ * the bridge requires one, and starts the app; the replay control swaps
  * the live client for a replay's (`/ws/replay` through the SDK's `replay`
  * option) and back.
  */
@@ -19,6 +20,15 @@ function bridgeUrl(loc: Pick<Location, 'protocol' | 'host' | 'search'>): string 
   const given = new URLSearchParams(loc.search).get('ws');
   if (given) return given;
   return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;
+}
+
+/**
+ * The client token of the page's fragment (`/#token=…`), for a bridge that
+ * requires one: a fragment is not sent with the page's request, so it stays
+ * out of access logs on the way to the page.
+ */
+function pageToken(loc: Pick<Location, 'hash'>): string | undefined {
+  return new URLSearchParams(loc.hash.replace(/^#/, '')).get('token') || undefined;
 }
 
 function storage(): Storage | undefined {
@@ -31,8 +41,11 @@ function storage(): Storage | undefined {
 
 function main(): void {
   const url = bridgeUrl(location);
-  const client = new KrxClient(url);
-  const fetchJson = (url: string) => fetch(url, { headers: { accept: 'application/json' } });
+  const token = pageToken(location);
+  const auth = token === undefined ? {} : { token };
+  const client = new KrxClient(url, auth);
+  const fetchJson = (url: string) =>
+    fetch(url, { headers: { accept: 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } });
   const app = new DemoApp({
     client,
     names: new SymbolNames(fetchJson),
@@ -88,14 +101,14 @@ function main(): void {
         return ((await res.json()) as { days: RecordedDay[] }).days;
       },
       play: (choice) => {
-        const replay = new KrxClient(url, { replay: choice });
+        const replay = new KrxClient(url, { ...auth, replay: choice });
         replay.on('update', (_topic, _row, change) => replay === app.current && control.clock(change.ts));
         replay.on('status', (s) => replay === app.current && s.reason === 'replay ended' && control.ended());
         swap(replay, choice);
         control.playing(choice);
       },
       live: () => {
-        swap(new KrxClient(url));
+        swap(new KrxClient(url, auth));
         control.live();
       },
     },

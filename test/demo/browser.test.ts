@@ -223,3 +223,39 @@ describe('the demo page', () => {
     }
   });
 });
+
+describe('the demo page on a bridge that requires a token', () => {
+  let locked: Bridge;
+  beforeAll(async () => {
+    locked = await createBridge(
+      defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', IDLE_GRACE_MS: 1000, STATE: 'off', RECORD: 'off', AUTH_TOKENS: ['demo-token-1'] }),
+      { staticDir: outDir },
+    );
+  }, 30_000);
+  afterAll(async () => {
+    await locked?.stop();
+  });
+
+  it('says the bridge refused it, by code, and stops retrying', async () => {
+    const p = await browser.newPage();
+    try {
+      await p.goto(`${locked.address.url}/`);
+      await p.waitForFunction(() => document.getElementById('conn')?.dataset.state === 'closed', undefined, { timeout: 10_000 });
+      expect(await p.textContent('#notice')).toBe('unauthorized: the server refused the connection: token required (HTTP 401)');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('streams with the token of its #token= fragment', async () => {
+    const p = watch(await browser.newPage());
+    try {
+      await p.goto(`${locked.address.url}/#token=demo-token-1`);
+      await expect.poll(async () => (await boardPrices(p)).some(([, price]) => priced(price)), { timeout: 10_000 }).toBe(true);
+      expect(await p.evaluate(() => document.getElementById('conn')?.dataset.state)).toBe('open');
+    } finally {
+      await p.close();
+    }
+    expect(pageErrors).toEqual([]);
+  });
+});
