@@ -89,9 +89,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     }
     this.url = parsed.toString();
     this.ctor = ctor;
-    const fetcher = options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch;
-    // A replay's refusals come as an `error` frame and close 4004 (its URL has no plain GET to ask).
-    this.fetcher = options.replay === undefined && fetcher !== undefined ? fetcher.bind(globalThis) : undefined;
+    this.fetcher = (options.fetch ?? (globalThis as { fetch?: FetchLike }).fetch)?.bind(globalThis);
     this.opts = options;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.backoff = new Backoff(options);
@@ -331,7 +329,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     // A replay that played to its end (1000) is over: nothing to reconnect to.
     if (this.opts.reconnect === false || (this.opts.replay !== undefined && code === CLOSE_CODES.normal.code)) {
       this.closing = Promise.resolve();
-      return this.shutdown(new KrxError('connection', `connection lost (${code}${reason ? ` ${reason}` : ''})`));
+      return this.shutdown(refused?.error ?? new KrxError('connection', `connection lost (${code}${reason ? ` ${reason}` : ''})`));
     }
     // A server that said it is restarting (1001) is retried promptly until it is back (for up to a minute), not with growing delays.
     if (code === CLOSE_CODES.goingAway.code) this.restartingUntil = now() + RESTART_WINDOW_MS;

@@ -151,6 +151,11 @@ export class Gateway {
     for (const t of this.timers) t.unref();
   }
 
+  /** The WebSocket path (its replays at `${wsPath}/replay`). */
+  get wsPath(): string {
+    return this.path;
+  }
+
   /** Open connections. */
   get clientCount(): number {
     return this.sessions.size;
@@ -275,22 +280,30 @@ export class Gateway {
   }
 
   /**
-   * What an upgrade of `req` to `/ws` would get now, for a plain GET of
-   * the path (no `Upgrade` header): the refusal the upgrade would get, or
-   * 426 `upgrade_required` when it would be accepted. A browser's
-   * WebSocket cannot read the HTTP status of a refused upgrade; the SDK
-   * asks this to tell a refusal (a bad token, say) from a network that
-   * failed. Takes nothing: no slot, no count.
+   * What an upgrade of `req` (to `/ws` or `/ws/replay`) would get now, for
+   * a plain GET of the path (no `Upgrade` header): the refusal the upgrade
+   * would get (a replay's refusals of its query included, which an upgrade
+   * gets as an `error` frame and close 4004), or 426 `upgrade_required`
+   * when it would be accepted. A browser's WebSocket cannot read the HTTP
+   * status of a refused upgrade; the SDK asks this to tell a refusal (a bad
+   * token, say) from a network that failed. Takes nothing: no slot, no count.
    */
   async probe(req: IncomingMessage): Promise<UpgradeRefusal> {
-    const refused = this.admission(req, clientAddress(req, this.opts.trustProxy), true);
+    const replayPath = pathOf(req.url) === `${this.path}/replay`;
+    const replay = this.opts.replay;
+    if (replayPath && replay === undefined) return { status: 404, code: 'recording_off', message: 'this server does not record (RECORD=off): no replay' };
+    const refused = this.admission(req, clientAddress(req, this.opts.trustProxy), !replayPath);
     if (refused !== undefined) return refused;
     const res = this.opts.auth === undefined ? OPEN_GRANT : await this.opts.auth.authenticate(req);
     if (!res.ok) return { status: res.status, code: res.code, message: res.message };
+    if (replayPath) {
+      const r = await replay!.check(req.url);
+      if (!r.ok) return r.refusal;
+    }
     return {
       status: 426,
       code: 'upgrade_required',
-      message: `a WebSocket endpoint: an upgrade (Upgrade: websocket) would be accepted now`,
+      message: 'a WebSocket endpoint: an upgrade (Upgrade: websocket) would be accepted now',
       headers: { Upgrade: 'websocket' },
     };
   }

@@ -46,9 +46,7 @@ export interface HttpDeps {
    * plain GET of its WebSocket path answers (`probe`: the refusal an
    * upgrade would get, or 426).
    */
-  readonly gateway?: { stats(): GatewayStats; probe?(req: IncomingMessage): Promise<UpgradeRefusal> };
-  /** The gateway's WebSocket path; default `/ws`. */
-  readonly wsPath?: string;
+  readonly gateway?: { stats(): GatewayStats; probe?(req: IncomingMessage): Promise<UpgradeRefusal>; readonly wsPath?: string };
   /** Access control of `/api/…` (the gateway's); default open. */
   readonly auth?: Authenticator;
   /** Directory of the demo page and its assets; default none (a placeholder page at `/`). */
@@ -135,7 +133,7 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
   }
   const [name, route] =
     ROUTES[url.pathname] ??
-    (url.pathname === (ctx.deps.wsPath ?? '/ws') && ctx.deps.gateway?.probe !== undefined ? ['ws', wsRoute] : undefined) ??
+    (isWsPath(url.pathname, ctx.deps.gateway?.wsPath ?? '/ws') && ctx.deps.gateway?.probe !== undefined ? ['ws', wsRoute] : undefined) ??
     (isApiPath(url.pathname)
       ? ['api', apiRoute]
       : url.pathname === '/recordings' || url.pathname.startsWith('/recordings/')
@@ -168,8 +166,13 @@ function failed(ctx: Ctx, res: ServerResponse, err: unknown, path: string | unde
   else res.destroy();
 }
 
+/** Whether a path is the gateway's WebSocket path or its replay's. */
+function isWsPath(path: string, wsPath: string): boolean {
+  return path === wsPath || path === `${wsPath}/replay`;
+}
+
 /**
- * A plain GET of the WebSocket path: what an upgrade with the same query
+ * A plain GET of the WebSocket path (or its replay's): what an upgrade with the same query
  * and headers would get now, as the coded refusal it would get or 426
  * `upgrade_required`. The SDK asks it after a socket that failed to open,
  * since a browser's WebSocket hides a refused upgrade's status.

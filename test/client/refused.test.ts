@@ -1,8 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Authenticator } from '../../src/access/auth.js';
 import { KrxClient, type KrxError } from '../../src/client/index.js';
 import { probeUrl, readRefusal, verdictOf } from '../../src/client/refusal.js';
+import { startBridge } from '../examples/helpers.js';
 import { counter, sleep, startHarness, type Harness } from '../gateway/harness.js';
 
 /**
@@ -186,6 +190,35 @@ describe('the SDK after a refused upgrade', () => {
     held.close();
     await c.ready({ timeoutMs: 5000 });
     expect(c.state).toBe('open');
+  });
+
+  it('with reconnect: false, what waits fails with the refusal, not a bare lost connection', async () => {
+    h = await startHarness({ maxConnectionsPerIp: 1 });
+    const held = new WebSocket(h.url);
+    await new Promise((r) => held.once('open', r));
+    const { c } = client(h.url, { reconnect: false });
+    await expect(c.ready({ timeoutMs: 5000 })).rejects.toMatchObject({ code: 'too_many_connections', retryable: true });
+    expect(c.state).toBe('closed');
+    held.close();
+  });
+
+  it('a replay: a token the server refuses ends it with unauthorized; with a good one a day not recorded is not_recorded', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'krx-refused-'));
+    const { bridge, wsUrl } = await startBridge({}, { RECORD: 'on', DATA_DIR: dir, AUTH_TOKENS: ['tok-1'] });
+    try {
+      const replay = { date: '20260105' };
+      const bad = client(wsUrl, { token: 'wrong', replay });
+      await expect(bad.c.ready({ timeoutMs: 5000 })).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringContaining('token not valid') });
+      expect(bad.errors.map((e) => e.code)).toEqual(['unauthorized']);
+      const good = client(wsUrl, { token: 'tok-1', replay });
+      await expect(good.c.ready({ timeoutMs: 5000 })).rejects.toMatchObject({ code: 'not_recorded' });
+      // The plain GET says what the upgrade would get, the replay's own refusal included.
+      const res = await fetch(probeUrl(`${wsUrl}/replay?date=20260105&token=tok-1`));
+      expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([404, 'not_recorded']);
+    } finally {
+      await bridge.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a socket that fails on the way while the upgrade would be accepted is retried as before, without an error', async () => {
