@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { KrxClient } from '../client/index.js';
+import { KrxClient, isKrxError } from '../client/index.js';
 import type { Change } from '../client/index.js';
 import type { AnyRow } from '../client/rows.js';
 import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
@@ -99,11 +99,13 @@ export async function tail(argv: readonly string[], io: CliIo): Promise<number> 
   let lastError = '';
   client.on('disconnect', (code, reason) => (lastError = reason || `closed ${code}`));
   client.on('error', (e) => (lastError = e.message));
-  const welcomed = new Promise<void>((resolve) => client.once('welcome', () => resolve()));
-  const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), timeoutMs).unref());
-  if ((await Promise.race([welcomed, timer])) === 'timeout') {
+  try {
+    await client.ready({ timeoutMs });
+  } catch (err) {
     await client.close();
-    throw new CliError(`cannot connect to ${url}: ${await whyNot(url, lastError)}`, 2);
+    // A refusal no retry changes (a token not valid, say) closes the client at once with the bridge's reason; else the time ran out.
+    const refused = isKrxError(err) && err.code !== 'timeout' ? err.message : undefined;
+    throw new CliError(`cannot connect to ${url}: ${refused ?? (await whyNot(url, lastError))}`, 2);
   }
   const table = io.isTTY && !values.json ? new Table(io) : undefined;
   client.on('update', (topic: string, row: AnyRow, change: Change) => {

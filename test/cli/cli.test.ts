@@ -155,6 +155,16 @@ describe('tail and get against a bridge', () => {
     expect(f.err()).toBe('krx-bridge: cannot connect to ws://127.0.0.1:1/ws: connection refused (is the bridge running there?)\n');
   });
 
+  it("tail exits 2 at once with the bridge's reason when it refuses the connection", async () => {
+    const f = fakeIo();
+    const t0 = Date.now();
+    expect(await run(['tail', 'price.kospi.005930', '--url', `${tb.wsUrl}?tokn=abc`, '--timeout', '5000'], f.io)).toBe(2);
+    expect(Date.now() - t0).toBeLessThan(4000);
+    expect(f.err()).toBe(
+      `krx-bridge: cannot connect to ${tb.wsUrl}?tokn=abc: the server refused the connection: 1 unknown query parameter; this takes only token (HTTP 400)\n`,
+    );
+  });
+
   it('get prints a lookup as JSON', async () => {
     const f = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
     expect(await run(['get', 'history', 'kospi', '005930', '--period', 'D', '--count', '3'], f.io)).toBe(0);
