@@ -44,13 +44,18 @@ const windows = new Map<string, [number, number][]>();
 const names = new Map<string, string>();
 
 const client = new KrxClient(values.url, { WebSocket, ...(replay ? { replay } : {}) });
+/** Whether the client closes because it was asked to (a signal) or a replay played to its end. */
+let done = false;
 client.on('error', (e) => console.error(`error ${e.code}: ${e.message}`));
 client.on('state', (_prev, next) => {
   console.error(`connection ${next}`);
-  // A replay that played to its end closes the client.
-  if (next === 'closed') process.exit(0);
+  // Otherwise the bridge refused it for good (a token not valid, say): the error above says why.
+  if (next === 'closed') process.exit(done ? 0 : 1);
 });
-client.on('status', (s) => s.state !== 'live' && console.error(`feed ${s.channel}.${s.market} is ${s.state}${s.reason ? ` (${s.reason})` : ''}`));
+client.on('status', (s) => {
+  if (s.reason === 'replay ended') done = true;
+  if (s.state !== 'live') console.error(`feed ${s.channel}.${s.market} is ${s.state}${s.reason ? ` (${s.reason})` : ''}`);
+});
 
 client.on('price', (code, row, change) => {
   const price = row.trdPrc;
@@ -84,5 +89,8 @@ await client.subscribe('price', market, codes);
 console.error(`watching ${codes.length} ${market} codes for moves over ${threshold}% within a minute`);
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => void client.close().then(() => process.exit(0)));
+  process.once(sig, () => {
+    done = true;
+    void client.close().then(() => process.exit(0));
+  });
 }

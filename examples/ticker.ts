@@ -90,12 +90,21 @@ function draw(): void {
 }
 
 const client = new KrxClient(values.url, { WebSocket });
+/** Set by `quit`: the client closes because it was asked to. */
+let quitting = false;
+let lastError = '';
 client.on('state', (_prev, next) => {
   state = next;
+  if (next === 'closed' && !quitting) {
+    // The bridge refused it for good (a token not valid, say): say why and stop.
+    if (tty) process.stdout.write(`\x1b[?25h\n${lastError}\n`);
+    process.exit(1);
+  }
   if (tty) draw();
 });
 client.on('error', (e) => {
-  if (!tty) console.error(`error ${e.code}: ${e.message}`);
+  lastError = `error ${e.code}: ${e.message}`;
+  if (!tty) console.error(lastError);
 });
 if (tty) {
   process.stdout.write('\x1b[?25l\x1b[2J');
@@ -105,6 +114,7 @@ if (tty) {
 }
 
 function quit(): void {
+  quitting = true;
   if (tty) process.stdout.write('\x1b[?25h\n');
   void client.close().then(() => process.exit(0));
 }

@@ -48,6 +48,12 @@ describe('the move bot', () => {
     expect(quiet.stdout).toBe('');
   }, 45_000);
 
+  it("exits 1 with the bridge's reason when the bridge refuses it", async () => {
+    const run = await runExample('move-bot.ts', ['--pct', '1', ...CODES], { wsUrl: `${wsUrl}?tokn=abc`, timeoutMs: 10_000 });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain('error invalid_params: the server refused the connection: 1 unknown query parameter; this takes only token (HTTP 400)');
+  });
+
   it('runs unchanged on a recorded day (--replay), and exits when the replay ends', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'krx-bot-'));
     const rec = await startBridge({}, { RECORD: 'on', DATA_DIR: dir });

@@ -34,4 +34,10 @@ describe('the terminal ticker', () => {
     // Piped output carries no escape sequences.
     expect(run.stdout).not.toContain('\x1b');
   }, 30_000);
+
+  it("exits 1 with the bridge's reason when the bridge refuses it", async () => {
+    const run = await runExample('ticker.ts', ['005930'], { wsUrl: `${wsUrl}?tokn=abc`, timeoutMs: 10_000 });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr.trim()).toBe('error invalid_params: the server refused the connection: 1 unknown query parameter; this takes only token (HTTP 400)');
+  });
 });
