@@ -104,7 +104,10 @@ export const SETTINGS = {
     schema: int(500, 300_000).default(10_000),
     text: 'Time a client has to send a whole request head (request line and headers), ms; then HTTP 408 and the socket is closed (slow-header floods).',
   },
-  INFO_REQUESTS_PER_MINUTE: { schema: int(1, 100_000).default(300), text: '`/status` and `/symbols` requests per minute per remote address.' },
+  INFO_REQUESTS_PER_MINUTE: {
+    schema: int(1, 100_000).default(300),
+    text: '`/status`, `/symbols` and plain GETs of `/ws` (what an upgrade would get) per minute per remote address.',
+  },
   SOURCE_MAPS: { schema: bool.default(false), text: 'Serve the demo page’s `.map` source maps (for debugging it; they show its whole source).' },
   SLOW_CONFLATE_BYTES: {
     schema: int(1024, 1 << 30).default(32 << 10),

@@ -153,7 +153,7 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
   }
   if (INFO_ROUTES.has(name) && !ctx.infoLimiter.take(clientAddress(req, ctx.deps.trustProxy), ctx.now())) {
     const per = ctx.deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE;
-    return sendError(res, 429, 'rate_limited', `at most ${per} requests per minute to /status and /symbols`, { 'Retry-After': '1' });
+    return sendError(res, 429, 'rate_limited', `at most ${per} requests per minute to /status, /symbols and a plain GET of /ws`, { 'Retry-After': '1' });
   }
   Promise.resolve()
     .then(() => route(ctx, req, res, url))

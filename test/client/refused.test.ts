@@ -121,6 +121,14 @@ describe('a plain GET of /ws', () => {
     await new Promise((r) => held.once('close', r));
     expect((await probe(h.url)).status).toBe(426);
   });
+
+  it('is limited per address, as /status is', async () => {
+    h = await startHarness({}, { infoPerMinute: 3 });
+    for (let i = 0; i < 3; i++) expect((await probe(h.url)).status).toBe(426);
+    const over = await probe(h.url);
+    expect(over.status).toBe(429);
+    expect(JSON.parse(over.body).error).toEqual({ code: 'rate_limited', message: 'at most 3 requests per minute to /status, /symbols and a plain GET of /ws' });
+  });
 });
 
 describe('the SDK after a refused upgrade', () => {
