@@ -7,7 +7,7 @@ import { Authenticator } from '../../src/access/auth.js';
 import { KrxClient, type KrxError } from '../../src/client/index.js';
 import { probeUrl, readRefusal, verdictOf } from '../../src/client/refusal.js';
 import { startBridge } from '../examples/helpers.js';
-import { counter, sleep, startHarness, type Harness } from '../gateway/harness.js';
+import { counter, sleep, startHarness, upgrade, type Harness } from '../gateway/harness.js';
 
 /**
  * A refused upgrade, as the SDK meets it: a WebSocket reports it as a bare
@@ -54,23 +54,6 @@ describe('refusal units', () => {
     expect(proxy.kind !== 'retry' && proxy.error.message).toBe('the server refused the connection: no reason given (HTTP 502)');
   });
 });
-
-/** An upgrade's HTTP answer, read by the `ws` package (which sees what a browser's WebSocket hides). */
-function upgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on('open', () => {
-      ws.close();
-      resolve({ status: 101, body: '' });
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += String(d)));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.on('error', reject);
-  });
-}
 
 async function probe(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; upgrade: string | null }> {
   const res = await fetch(probeUrl(url), { headers });

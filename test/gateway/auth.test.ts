@@ -4,10 +4,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { Authenticator, originAllowed, parseTokenFile, tokenHash, tokenOf } from '../../src/access/auth.js';
 import { createLogger } from '../../src/log.js';
-import { Client, counter, startHarness, type Harness } from './harness.js';
+import { Client, counter, startHarness, upgrade, type Harness } from './harness.js';
 
 const SECRET = 'jwt-secret-for-tests-only-0123456789';
 const key = new TextEncoder().encode(SECRET);
@@ -63,22 +62,6 @@ describe('auth units', () => {
     expect(await a.authenticate({ headers: {} })).toEqual({ ok: true });
   });
 });
-
-function upgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on('open', () => {
-      ws.close();
-      resolve({ status: 101, body: '' });
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += String(d)));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.on('error', reject);
-  });
-}
 
 describe('auth over WebSocket', () => {
   let h: Harness | undefined;

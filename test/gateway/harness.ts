@@ -123,6 +123,27 @@ export async function startHarness(opts: Partial<GatewayOptions> = {}, http: Par
   };
 }
 
+/**
+ * The HTTP answer to an upgrade of `url` with `headers`, read by the `ws`
+ * package (which sees what a browser's WebSocket hides): 101 and no body
+ * when it opened, else the refusal's status and body.
+ */
+export function upgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('open', () => {
+      ws.close();
+      resolve({ status: 101, body: '' });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += String(d)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('error', reject);
+  });
+}
+
 /** A server message as a plain object. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read each message by the shape its type implies.
 export type Msg = Record<string, any>;
