@@ -22,13 +22,28 @@ function bridgeUrl(loc: Pick<Location, 'protocol' | 'host' | 'search'>): string 
   return `${loc.protocol === 'https:' ? 'wss' : 'ws'}://${loc.host}/ws`;
 }
 
+/** Where the tab keeps the token it was opened with. */
+const TOKEN_KEY = 'krx-bridge.token';
+
 /**
  * The client token of the page's fragment (`/#token=…`), for a bridge that
  * requires one: a fragment is not sent with the page's request, so it stays
- * out of access logs on the way to the page.
+ * out of access logs on the way to the page. It is taken out of the address
+ * (a shared link or screenshot would carry it) and kept for the tab's
+ * reloads in its session storage.
  */
-function pageToken(loc: Pick<Location, 'hash'>): string | undefined {
-  return new URLSearchParams(loc.hash.replace(/^#/, '')).get('token') || undefined;
+function pageToken(): string | undefined {
+  const given = new URLSearchParams(location.hash.replace(/^#/, '')).get('token') || undefined;
+  let kept: Storage | undefined;
+  try {
+    kept = window.sessionStorage;
+  } catch {
+    kept = undefined;
+  }
+  if (given === undefined) return kept?.getItem(TOKEN_KEY) ?? undefined;
+  kept?.setItem(TOKEN_KEY, given);
+  history.replaceState(null, '', location.pathname + location.search);
+  return given;
 }
 
 function storage(): Storage | undefined {
@@ -41,7 +56,7 @@ function storage(): Storage | undefined {
 
 function main(): void {
   const url = bridgeUrl(location);
-  const token = pageToken(location);
+  const token = pageToken();
   const auth = token === undefined ? {} : { token };
   const client = new KrxClient(url, auth);
   const fetchJson = (url: string) =>

@@ -247,12 +247,16 @@ describe('the demo page on a bridge that requires a token', () => {
     }
   });
 
-  it('streams with the token of its #token= fragment', async () => {
+  it('streams with the token of its #token= fragment, which leaves the address and stays for reloads', async () => {
     const p = watch(await browser.newPage());
     try {
       await p.goto(`${locked.address.url}/#token=demo-token-1`);
       await expect.poll(async () => (await boardPrices(p)).some(([, price]) => priced(price)), { timeout: 10_000 }).toBe(true);
       expect(await p.evaluate(() => document.getElementById('conn')?.dataset.state)).toBe('open');
+      // Out of the address (a shared link would carry it), kept for the tab's reloads.
+      expect(p.url()).toBe(`${locked.address.url}/`);
+      await p.reload();
+      await p.waitForFunction(() => document.getElementById('conn')?.dataset.state === 'open', undefined, { timeout: 10_000 });
     } finally {
       await p.close();
     }
