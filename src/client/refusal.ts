@@ -68,7 +68,7 @@ function known(code: string | undefined): code is KrxErrorCode {
 /**
  * What a refusal means to the client. `refreshes`: the token comes from a
  * function, which may give another one next time, so `unauthorized` is
- * retried (after a longer wait) instead of final.
+ * reported and retried (after the usual wait) instead of final.
  */
 export function verdictOf(r: Refusal, refreshes: boolean): Verdict {
   if (r.status === 426 || r.status < 400) return { kind: 'retry' };

@@ -82,6 +82,9 @@ function releaser(conns: ConnectionCounter, addr: string): () => void {
   };
 }
 
+/** Why `/ws/replay` is refused on a server that does not record (the upgrade's `error` frame, the plain GET's body). */
+const NO_REPLAY = 'this server does not record (RECORD=off): no replay';
+
 /** The key of the total count in the connection counter (no address looks like it). */
 const ALL = '\u0000all';
 
@@ -223,8 +226,7 @@ export class Gateway {
     const path = pathOf(req.url);
     const replayPath = path === `${this.path}/replay`;
     const replay = replayPath ? this.opts.replay : undefined;
-    if (replayPath && replay === undefined)
-      return this.refuseReplay(req, socket, head, wireError('recording_off', 'this server does not record (RECORD=off): no replay'));
+    if (replayPath && replay === undefined) return this.refuseReplay(req, socket, head, wireError('recording_off', NO_REPLAY));
     if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
     const addr = clientAddress(req, this.opts.trustProxy);
     const refused = this.admission(req, addr, replay === undefined);
@@ -291,7 +293,7 @@ export class Gateway {
   async probe(req: IncomingMessage): Promise<UpgradeRefusal> {
     const replayPath = pathOf(req.url) === `${this.path}/replay`;
     const replay = this.opts.replay;
-    if (replayPath && replay === undefined) return { status: 404, code: 'recording_off', message: 'this server does not record (RECORD=off): no replay' };
+    if (replayPath && replay === undefined) return { status: 404, code: 'recording_off', message: NO_REPLAY };
     const refused = this.admission(req, clientAddress(req, this.opts.trustProxy), !replayPath);
     if (refused !== undefined) return refused;
     const res = this.opts.auth === undefined ? OPEN_GRANT : await this.opts.auth.authenticate(req);
