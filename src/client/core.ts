@@ -7,6 +7,7 @@ import { Connection, type WebSocketConstructor } from './connection.js';
 import { KrxError, type KrxErrorCode } from './errors.js';
 import { GuardedEmitter } from './events.js';
 import { dispatch, parseFrame, type FrameHandler } from './frames.js';
+import { badMs, checkNumberOptions } from './guards.js';
 import { Outbox, RATE_SHARE } from './outbox.js';
 import { askUpgrade, verdictOf, type FetchLike, type Verdict } from './refusal.js';
 import { Requests, type PendingRequest, type RequestKind, type RequestOptions } from './requests.js';
@@ -34,6 +35,12 @@ const ABNORMAL = 1006;
 const RESTART_WINDOW_MS = 60_000;
 
 const now = (): number => performance.now();
+
+/** A request's `timeoutMs` that no timer keeps (NaN, negative, zero, too long), as the `invalid_params` it rejects with; the request is not sent. */
+function badTimeout(opts: RequestOptions): KrxError | undefined {
+  const why = opts.timeoutMs === undefined ? undefined : badMs(opts.timeoutMs, false);
+  return why === undefined ? undefined : new KrxError('invalid_params', `timeoutMs ${why}`);
+}
 
 /** Connection, state and message handling under the public client. */
 export class KrxCore extends GuardedEmitter<KrxClientEvents> {
@@ -76,6 +83,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     if (ctor === undefined) {
       throw new TypeError('no WebSocket implementation: pass options.WebSocket (on Node 20: `import { WebSocket } from "ws"`)');
     }
+    checkNumberOptions(options as Readonly<Record<string, unknown>>);
     const parsed = new URL(url);
     if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new TypeError(`not a WebSocket URL: ${parsed.protocol}`);
     if (options.replay) {
@@ -147,6 +155,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   ready(opts: RequestOptions = {}): Promise<void> {
     if (this.current === 'open') return Promise.resolve();
     if (this.current === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
+    const bad = badTimeout(opts);
+    if (bad !== undefined) return Promise.reject(bad);
     return new Promise((resolve, reject) => {
       const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
       const settle = (f: () => void) => {
@@ -196,6 +206,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     extra: { plan?: SubscribePlan; onError?: (e: KrxError) => void } = {},
   ): Promise<T> {
     if (this.current === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
+    const bad = badTimeout(opts);
+    if (bad !== undefined) return Promise.reject(bad);
     return new Promise<T>((resolve, reject) => {
       const req: PendingRequest = {
         id: this.requests.id(),

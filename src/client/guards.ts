@@ -42,3 +42,44 @@ export function isWelcome(m: unknown): m is WelcomeMsg {
   const l = m.limits;
   return isObject(l) && typeof l.maxMessagesPerSecond === 'number' && l.maxMessagesPerSecond > 0;
 }
+
+/** The longest delay a timer keeps (2^31 − 1 ms, about 24.8 days): a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Options of `KrxClientOptions` that are a time in ms, and whether 0 is allowed. */
+const MS_OPTIONS = [
+  ['requestTimeoutMs', false],
+  ['connectTimeoutMs', false],
+  ['stableAfterMs', true],
+  ['minDelayMs', false],
+  ['maxDelayMs', false],
+  ['restartSpreadMs', true],
+] as const;
+
+/**
+ * Why a time in ms is not one a timer keeps (not a number, NaN, negative,
+ * zero where `zero` is false, or above `MAX_TIMER_MS`); undefined when it is.
+ */
+export function badMs(v: unknown, zero: boolean): string | undefined {
+  if (typeof v !== 'number' || Number.isNaN(v)) return `must be a number of ms, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`;
+  if (v < 0 || (v === 0 && !zero)) return `must be ${zero ? 'zero or more' : 'above zero'}, got ${v}`;
+  if (v > MAX_TIMER_MS) return `must be at most ${MAX_TIMER_MS} (a timer's longest), got ${v}`;
+  return undefined;
+}
+
+/**
+ * Checks the options of a client that are numbers (times, the backoff's
+ * factor): throws a `TypeError` naming the first one that is not usable,
+ * as the constructor does for a URL that is not a WebSocket URL. A NaN
+ * timeout would otherwise drop every connection at once, or never time out.
+ */
+export function checkNumberOptions(options: Readonly<Record<string, unknown>>): void {
+  for (const [name, zero] of MS_OPTIONS) {
+    const v = options[name];
+    const why = v === undefined ? undefined : badMs(v, zero);
+    if (why !== undefined) throw new TypeError(`options.${name} ${why}`);
+  }
+  const f = options.factor;
+  if (f !== undefined && (typeof f !== 'number' || !(f >= 1) || !Number.isFinite(f)))
+    throw new TypeError(`options.factor must be a finite number of 1 or more, got ${String(f)}`);
+}

@@ -497,4 +497,37 @@ describe('KrxClient against a protocol-v1 server', () => {
       delete g.WebSocket;
     }
   });
+
+  it('refuses times no timer keeps: a NaN, negative or zero timeout throws at construction, and a request given one rejects with invalid_params unsent', async () => {
+    const url = 'ws://127.0.0.1:1/ws';
+    for (const [name, v] of [
+      ['connectTimeoutMs', Number.NaN],
+      ['connectTimeoutMs', -1],
+      ['connectTimeoutMs', 0],
+      ['requestTimeoutMs', Number.NaN],
+      ['requestTimeoutMs', Infinity],
+      ['requestTimeoutMs', '5000'],
+      ['stableAfterMs', -5],
+      ['minDelayMs', 0],
+      ['maxDelayMs', Number.NaN],
+      ['restartSpreadMs', -1],
+      ['factor', 0.5],
+    ] as const) {
+      expect(() => new KrxClient(url, { WebSocket, [name]: v } as KrxClientOptions), `${name} ${String(v)}`).toThrow(new RegExp(`options\\.${name} must`));
+    }
+    // Zero is a usable spread and stable time.
+    const ok = new KrxClient(url, { WebSocket, restartSpreadMs: 0, stableAfterMs: 0, reconnect: false });
+    clients.push(ok);
+    const { c, s } = await setup();
+    const before = s.received.length;
+    for (const timeoutMs of [Number.NaN, -1, 0, 2 ** 31]) {
+      await expect(c.master('kospi', '005930', { timeoutMs })).rejects.toMatchObject({
+        code: 'invalid_params',
+        message: expect.stringMatching(/^timeoutMs must/),
+      });
+      await expect(c.ready({ timeoutMs })).resolves.toBeUndefined();
+    }
+    await c.close();
+    expect(s.received.slice(before).filter((r) => r.msg.op === 'get')).toEqual([]);
+  });
 });
