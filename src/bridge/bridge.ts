@@ -465,6 +465,7 @@ export class Bridge implements BridgeParts {
 
 /** The body of `/status` of a bridge's parts: upstream, budget, feeds, symbols (never the API key, nor the upstream's address). */
 async function statusBody(p: BridgeParts, startedAt: number, now: () => number): Promise<Record<string, unknown>> {
+  p.budget.refresh(now());
   const b = p.budget.snapshot();
   const families = { kospi: p.config.KOSPI_FAMILY, kosdaq: p.config.KOSDAQ_FAMILY };
   const cluster = p.topology.info();

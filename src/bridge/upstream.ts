@@ -65,11 +65,11 @@ export async function startUpstream(config: Config, deps: UpstreamDeps): Promise
     budget: deps.budget,
     now: deps.now,
   });
-  observe(client, deps.budget, deps.metrics);
+  observe(client, deps.budget, deps.metrics, deps.now);
   return { client, sim, origin: new URL(baseUrl).origin };
 }
 
-function observe(upstream: UpstreamClient, budget: Budget, m: Metrics): void {
+function observe(upstream: UpstreamClient, budget: Budget, m: Metrics, now: () => number): void {
   upstream.on('call', (e) => {
     if (e.attempts === 0) return;
     m.upstreamCalls.inc({ endpoint: e.endpointId, outcome: e.code ?? 'ok' }, e.attempts);
@@ -81,6 +81,8 @@ function observe(upstream: UpstreamClient, budget: Budget, m: Metrics): void {
     if (s.remaining !== null) m.budgetRemaining.set(s.remaining);
     if (s.limit !== null) m.budgetLimit.set(s.limit);
   });
+  // A scrape after the reset, with no call since (a weekend), sees the new day's budget.
+  m.beforeScrape(() => budget.refresh(now()));
 }
 
 /** The caller behind the on-demand cache. */

@@ -126,11 +126,16 @@ export class Metrics {
     labelNames: ['endpoint', 'reason'] as const,
     registers: [this.registry],
   });
-  /** Upstream calls left today, as last reported. */
+  /** Run before each scrape (see `beforeScrape`). */
+  private readonly scrapeHooks: (() => void)[] = [];
+  /** Upstream calls left today, as last reported (the new day's limit once the reset has passed). */
   readonly budgetRemaining = new Gauge({
     name: 'krx_budget_remaining',
     help: 'Upstream calls left today (X-RateLimit-Remaining-Day)',
     registers: [this.registry],
+    collect: () => {
+      for (const hook of this.scrapeHooks) hook();
+    },
   });
   /** Upstream daily limit, as last reported. */
   readonly budgetLimit = new Gauge({ name: 'krx_budget_limit', help: 'Upstream daily call limit', registers: [this.registry] });
@@ -182,5 +187,10 @@ export class Metrics {
   /** Metrics with Node's default process metrics (CPU, memory, event loop) included. */
   constructor(opts: { defaults?: boolean } = {}) {
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Runs `hook` before each scrape, ahead of the budget gauges (e.g. to start a new budget day no call has started). */
+  beforeScrape(hook: () => void): void {
+    this.scrapeHooks.push(hook);
   }
 }

@@ -131,6 +131,15 @@ export class Budget extends EventEmitter<BudgetEvents> {
     return this.#remaining !== null && this.#remaining <= 0 && this.#resetAt !== null && now < this.#resetAt;
   }
 
+  /**
+   * Starts the new budget day when `now` is at or past the reset (the full
+   * limit is left again), as a call would; for readers that make none (the
+   * `/status` body and the metrics of a market closed for the weekend).
+   */
+  refresh(now: number): void {
+    this.#roll(now);
+  }
+
   /** A plain JSON copy of the current state. */
   snapshot(): BudgetSnapshot {
     return { limit: this.#limit, remaining: this.#remaining, resetAt: this.#resetAt, observedAt: this.#observedAt };
