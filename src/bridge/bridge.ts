@@ -175,6 +175,11 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       idleGraceMs: config.IDLE_GRACE_MS,
       roundHoldMs: config.ROUND_HOLD_MS,
       reserve: config.BUDGET_RESERVE,
+      // The lookups' share of the day, less what they spent, is left to them.
+      lookupsLeft: () => {
+        const cap = allowance.cap;
+        return cap === null ? null : Math.max(0, cap - allowance.used);
+      },
       lastRefresh: (channel, market) => journal?.lastRefresh(channel, market) ?? topology.restored?.loaded.feeds.get(`${channel}.${market}`)?.ok,
       ...opts.poller,
     });

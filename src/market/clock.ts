@@ -18,6 +18,10 @@ export interface MarketClock {
   opensAt(): number | undefined;
   /** When the market next leaves `closed` (the pre-market, or after-hours trading), ms epoch; undefined for an always-open clock. */
   resumesAt(): number | undefined;
+  /** How long the market is open (not `closed`) from now until `end`, ms: the polling time left (an always-open clock: all of it). */
+  openMsUntil(end: number): number;
+  /** When the market last went to `closed`, while it is closed (see `Sessions.lastClose`); undefined while open, and for an always-open clock. */
+  closedSince(): number | undefined;
   /** Whether the upstream provides data of `provision` now (an always-open clock: always). */
   provides(provision: Provision): boolean;
 }
@@ -25,7 +29,16 @@ export interface MarketClock {
 /** A market clock on `sessions` (mode `kst`), or always open. */
 export function marketClock(mode: 'kst' | 'always', sessions: Sessions, now: () => number = Date.now): MarketClock {
   if (mode === 'always') {
-    return { now, session: () => 'regular', windowEnd: () => undefined, opensAt: () => undefined, resumesAt: () => undefined, provides: () => true };
+    return {
+      now,
+      session: () => 'regular',
+      windowEnd: () => undefined,
+      opensAt: () => undefined,
+      resumesAt: () => undefined,
+      closedSince: () => undefined,
+      openMsUntil: (end) => Math.max(0, end - now()),
+      provides: () => true,
+    };
   }
   return {
     now,
@@ -33,6 +46,8 @@ export function marketClock(mode: 'kst' | 'always', sessions: Sessions, now: () 
     windowEnd: () => (sessions.phase(now()) === 'closed' ? undefined : sessions.dayEnd(now())),
     opensAt: () => sessions.opensAt(now()),
     resumesAt: () => sessions.resumesAt(now()),
+    closedSince: () => sessions.lastClose(now()),
+    openMsUntil: (end) => sessions.openMs(now(), end),
     provides: (p) => provided(p, now(), sessions),
   };
 }

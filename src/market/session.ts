@@ -141,6 +141,51 @@ export class Sessions {
     return kstMoment(next, this.hours(next)!.pre);
   }
 
+  /**
+   * When the market last went to `closed` (ms epoch), if it is closed at
+   * `ms`: the trading day's end (18:00, an hour later on the exam day), the
+   * close (15:30) before after-hours, or, before the pre-market and on closed
+   * days, the end of the last trading day. A row seen before it is not the
+   * close it is the last state of.
+   */
+  lastClose(ms: number): number | undefined {
+    if (this.phase(ms) !== 'closed') return undefined;
+    const date = kstDate(ms);
+    const secs = kstSecondOfDay(ms);
+    const h = this.hours(date);
+    if (h !== undefined && secs >= h.end) return kstMoment(date, h.end);
+    if (h !== undefined && secs >= h.close && secs < h.afterClose) return kstMoment(date, h.close);
+    const prev = this.calendar.prevTradingDay(date);
+    return kstMoment(prev, this.hours(prev)!.end);
+  }
+
+  /**
+   * How long the market is not `closed` between `from` and `to` (ms epoch),
+   * ms: the time a feed polls in that span (pre-market to the close, then
+   * after-hours to the day's end, on each trading day).
+   */
+  openMs(from: number, to: number): number {
+    let total = 0;
+    let date = kstDate(from);
+    // KST keeps no summer time: a day is 24 h. A budget day spans two calendar days; the cap only stops a runaway.
+    for (let day = kstMoment(date, 0), i = 0; day < to && i < 400; i++) {
+      const h = this.hours(date);
+      if (h !== undefined) {
+        for (const [a, b] of [
+          [h.pre, h.close],
+          [h.afterClose, h.end],
+        ] as const) {
+          const start = Math.max(from, kstMoment(date, a));
+          const end = Math.min(to, kstMoment(date, b));
+          if (end > start) total += end - start;
+        }
+      }
+      day += 86_400_000;
+      date = kstDate(day);
+    }
+    return total;
+  }
+
   /** When the trading day's sessions end (ms epoch) if `ms` falls within them, else undefined. */
   dayEnd(ms: number): number | undefined {
     const date = kstDate(ms);

@@ -74,6 +74,13 @@ interface ErrorLike {
 
 const MAX_INTERVAL_MS = 10 * 60_000;
 
+/**
+ * How long after the market closes a closed feed fetches the last state:
+ * the closing auction's result (15:30) and the day's last after-hours match
+ * (18:00) reach the upstream's snapshots within seconds of the close.
+ */
+export const CLOSE_SETTLE_MS = 10_000;
+
 /** The poll loop of one feed. */
 export class Feed {
   /** Current state, as last published. */
@@ -96,6 +103,8 @@ export class Feed {
   private closedFetched: Set<string> | undefined;
   /** Why the last closed-market fetch got nothing (kept until the session opens, so later checks still say it). */
   private closedWhy: string | undefined;
+  /** The close (`MarketClock.closedSince`) that `closedFetched` and `closedWhy` are of. */
+  private closedFor: number | undefined;
   /** When the current state (with its reason and interval) was entered, ms epoch; 0 before the first. */
   private stateTs = 0;
   private failures = 0;
@@ -107,6 +116,8 @@ export class Feed {
   private idleSince: number | undefined;
   /** When the market opens, as of entering `closed`. */
   private opensAt: number | undefined;
+  /** The `asOf` of the last `closed` status published. */
+  private statusAsOf: number | undefined;
   /** The list reader of each call this feed makes (by endpoint and parameters): the same call returns mostly the same rows. */
   private readers = new Map<string, ListReader>();
   /** The round of the cycle under way, until it holds its publish or leaves. */
@@ -252,14 +263,26 @@ export class Feed {
 
   /**
    * A cycle while the market is closed: the feed holds its last state and
-   * says `closed`. What it holds no row for, it fetches once from the
-   * endpoint that serves the last state at this hour (closed.ts), and then
-   * makes no call until the session opens.
+   * says `closed`. What it holds no row for, or only a row seen before the
+   * market closed (the closing auction's result comes at the close; a
+   * restart or a stepped clock brings rows of an earlier session), it fetches
+   * once, `CLOSE_SETTLE_MS` after the close, from the endpoint that serves
+   * the last state at this hour (closed.ts), and then makes no call until
+   * the session opens.
    */
   private async closedStep(now: number): Promise<number> {
     const { ctx } = this;
-    const missing = this.missingCodes();
-    if ((missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now)) {
+    const since = ctx.clock.closedSince();
+    if (since !== this.closedFor) {
+      // Another closed stretch (the clock passed a session without this feed polling it): fetch again.
+      this.closedFor = since;
+      this.closedFetched = undefined;
+      this.closedWhy = undefined;
+    }
+    const settled = since === undefined ? 0 : since + CLOSE_SETTLE_MS;
+    const missing = this.missingCodes(settled);
+    const waiting = now < settled && (missing.codes.length > 0 || missing.wildcard);
+    if (!waiting && (missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now)) {
       const fetched = (this.closedFetched ??= new Set());
       for (const c of missing.codes) fetched.add(c);
       if (missing.wildcard) fetched.add('*');
@@ -276,9 +299,10 @@ export class Feed {
     const why = this.closedWhy;
     const reason = this.holdsRows() ? 'market closed' : `market closed; no data to show until the session opens${why ? ` (${why})` : ''}`;
     this.setState('closed', reason, 0);
-    // Look again when the market leaves `closed` (the pre-market, after-hours), before the open that `opensAt` announces.
+    // Look again when the close has settled, and when the market leaves `closed` (the pre-market, after-hours), before the open that `opensAt` announces.
     const resumesAt = ctx.clock.resumesAt();
-    return resumesAt === undefined ? ctx.closedCheckMs : Math.max(0, Math.min(ctx.closedCheckMs, resumesAt - ctx.clock.now()));
+    const wake = waiting ? Math.min(ctx.closedCheckMs, settled - now) : ctx.closedCheckMs;
+    return resumesAt === undefined ? wake : Math.max(0, Math.min(wake, resumesAt - ctx.clock.now()));
   }
 
   /** Applies what a closed-market fetch got (its rows are the last state, published as usual); returns the first failure's code. */
@@ -304,15 +328,20 @@ export class Feed {
     return failure;
   }
 
-  /** The wanted codes, and the whole market, this feed holds no row for and has not fetched since the close. */
-  private missingCodes(): Missing {
+  /**
+   * The wanted codes, and the whole market, this feed holds no row for, or
+   * only one last seen before `settled` (the close, settled), and has not
+   * fetched since the close.
+   */
+  private missingCodes(settled: number): Missing {
     const w = this.wanted();
     const done = this.closedFetched;
     const codes: string[] = [];
     for (const code of w.codes) {
-      if (this.ctx.store.entry(this.channel, this.market, code) === undefined && !done?.has(code)) codes.push(code);
+      const e = this.ctx.store.entry(this.channel, this.market, code);
+      if ((e === undefined || e.seenTs < settled) && !done?.has(code)) codes.push(code);
     }
-    return { codes, wildcard: w.wildcard && !this.holdsRows() && !done?.has('*') };
+    return { codes, wildcard: w.wildcard && (!this.holdsRows() || (this.lastOkTs ?? 0) < settled) && !done?.has('*') };
   }
 
   /** Whether the store holds any row of this feed. */
@@ -423,8 +452,19 @@ export class Feed {
   }
 
   private setState(state: ChannelState, reason: string | undefined, intervalMs: number): void {
-    // A stale feed's backoff changes every attempt; report it without a status flood.
-    if (state === this.state && reason === this.reason && (intervalMs === this.intervalMs || state === 'stale')) return;
+    const opensAt = state === 'closed' ? this.ctx.clock.opensAt() : undefined;
+    // A stale feed's backoff changes every attempt; report it without a status flood. A closed feed whose next open
+    // moved (the clock passed a whole session: a stepped clock, a resumed VM) says so.
+    // A closed feed that fetched the close says when (its asOf).
+    const asOf = state === 'closed' ? this.lastOkTs : undefined;
+    if (
+      state === this.state &&
+      reason === this.reason &&
+      opensAt === this.opensAt &&
+      asOf === this.statusAsOf &&
+      (intervalMs === this.intervalMs || state === 'stale')
+    )
+      return;
     const m = this.ctx.metrics;
     if (m) {
       if (state !== this.state) {
@@ -437,7 +477,8 @@ export class Feed {
     this.reason = reason;
     this.intervalMs = intervalMs;
     this.stateTs = this.ctx.clock.now();
-    this.opensAt = state === 'closed' ? this.ctx.clock.opensAt() : undefined;
+    this.opensAt = opensAt;
+    this.statusAsOf = asOf;
     this.ctx.bus.publishStatus(this.status());
   }
 }

@@ -1,6 +1,8 @@
 /**
  * Budget pacing: how often each feed may poll so that the day's remaining
- * upstream calls last until the trading window ends (or the budget resets).
+ * upstream calls, less those kept for lookups, last through the polling
+ * time left before the budget resets (the rest of the day's sessions and
+ * the next morning's pre-market, which the same budget day pays for).
  * Pure. See DESIGN.md §2.
  */
 
@@ -18,12 +20,12 @@ export interface PaceInput {
   readonly feeds: readonly FeedLoad[];
   /** Calls left today, or null when unknown (no response seen yet). */
   readonly remaining: number | null;
-  /** Time left in which those calls must last, ms (until the sessions end or the budget resets). */
+  /** Polling time left in which those calls must last, ms (the market's open hours until the budget resets). */
   readonly windowMs: number;
   /** Fastest interval, ms (the upstream refreshes once a second). */
   readonly baseMs: number;
-  /** Share of the remaining calls kept for on-demand lookups, 0..1. */
-  readonly reserve: number;
+  /** Calls of `remaining` kept for on-demand lookups: the poller spends none of them. */
+  readonly reserved: number;
 }
 
 /**
@@ -40,7 +42,7 @@ export function planIntervals(input: PaceInput): Map<string, number> {
     return out;
   }
   const windowS = Math.max(1, input.windowMs / 1000);
-  const rate = Math.max(0, (input.remaining * (1 - input.reserve)) / windowS);
+  const rate = Math.max(0, (input.remaining - input.reserved) / windowS);
   const need = new Map(active.map((f) => [f.key, f.callsPerCycle / (input.baseMs / 1000)]));
   const granted = new Map<string, number>();
   let left = rate;

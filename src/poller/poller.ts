@@ -10,6 +10,9 @@ import { planIntervals } from './pacer.js';
 import { Feed, type BudgetView, type FeedCaller } from './feed.js';
 import { Rounds } from './rounds.js';
 
+/** A budget day: the span paced over before the first response says when the budget resets. */
+const DAY_MS = 86_400_000;
+
 /**
  * The demand-driven poller: one `Feed` per (channel, market) that someone
  * subscribes to, paced together so the day's remaining upstream calls last
@@ -39,8 +42,14 @@ export interface PollerOptions {
   readonly roundHoldMs?: number;
   /** How long a feed keeps polling after its last subscriber left, ms; default 5000. */
   readonly idleGraceMs?: number;
-  /** Share of the remaining budget kept for on-demand lookups; default 0.1. */
+  /** Share of the daily budget kept for on-demand lookups, used while `lookupsLeft` is unknown (of the calls remaining); default 0.1. */
   readonly reserve?: number;
+  /**
+   * Calls the on-demand lookups may still spend this budget day (their
+   * share's cap less what they used), which the poller leaves aside; null
+   * while the daily limit is unknown. Default: `reserve` of the calls remaining.
+   */
+  readonly lookupsLeft?: () => number | null;
   /** How often a closed feed looks at the clock again, ms; default 30000. */
   readonly closedCheckMs?: number;
   /** Retry period after the upstream refused the credentials, ms; default 60000. */
@@ -158,9 +167,11 @@ export class Poller {
         return { key: f.key, weight: CHANNEL_WEIGHTS[f.channel], callsPerCycle: callsPerCycle(f.channel, w.codes.size, w.wildcard) };
       });
       const b = this.opts.budget;
-      const end = Math.min(this.opts.clock.windowEnd() ?? Infinity, b.resetAt ?? Infinity);
-      const windowMs = Number.isFinite(end) ? Math.max(0, end - now) : 24 * 3600_000;
-      const intervals = planIntervals({ feeds: loads, remaining: b.remaining, windowMs, baseMs: this.baseMs, reserve: this.opts.reserve ?? 0.1 });
+      // The calls must last through the polling time until the reset: the rest of today's sessions and, before
+      // the 09:00 KST reset, the next morning's pre-market.
+      const windowMs = this.opts.clock.openMsUntil(b.resetAt ?? now + DAY_MS);
+      const reserved = this.opts.lookupsLeft?.() ?? (b.remaining ?? 0) * (this.opts.reserve ?? 0.1);
+      const intervals = planIntervals({ feeds: loads, remaining: b.remaining, windowMs, baseMs: this.baseMs, reserved });
       this.paced = { at: now, intervals };
     }
     return this.paced.intervals.get(feed.key) ?? this.baseMs;

@@ -236,7 +236,7 @@ describe('state across a crash and a restart, `npm start` under a set wall clock
     sim?.child.kill('SIGKILL');
   });
 
-  it('killed (SIGKILL) while the market is open on a weekday morning, restarted on a Saturday with the upstream failing: a new client gets the rows last seen, with their original ts', async () => {
+  it('killed (SIGKILL) while the market is open on a weekday morning, restarted on a Saturday with the upstream failing: a new client gets the rows last seen, with their original ts, and the close is asked for once', async () => {
     const env = { UPSTREAM_URL: sim.url, UPSTREAM_API_KEY: KEY, DATA_DIR: mkdtempSync(join(tmpdir(), 'krx-clock-')), STATE: 'on' };
     // Tuesday 10:00 KST on the real (set) clock: the market is open, the feed live.
     bridge = await startCli(env, { faketime: utcOf('2026-11-24 10:00'), entry });
@@ -272,11 +272,18 @@ describe('state across a crash and a restart, `npm start` under a set wall clock
     const status = statusOf(fresh, 'quote')!;
     expect(status).toMatchObject({ state: 'closed', reason: 'market closed', opensAt: Date.parse('2026-11-30T09:00:00+09:00') });
     expect(status.asOf).toBeGreaterThanOrEqual(Math.max(...[...seen.values()].map((s) => s.ts ?? 0)));
-    // Nothing to fetch: every row is held. (The only calls are the symbol lists at start, which fail.)
-    // A window, not a wait: a feed that fetched anyway would call within its 1 s interval.
+    // The rows held are Tuesday morning's, not the last close: each is asked for once from the closing data
+    // (10 s after the restart's first closed check at most; the upstream fails, so the rows stay), then nothing more.
+    await until(async () => ((await simCalls(sim.url))[CLOSE] ?? 0) - (before[CLOSE] ?? 0) >= CRASH_CODES.length, 20_000, 'the closing data asked for', 200);
     await sleep(1500);
     const after = await simCalls(sim.url);
-    for (const id of [LISTS, CLOSE, 'v2.multiquote.price']) expect(after[id] ?? 0, id).toBe(before[id] ?? 0);
+    // A window, not a wait: a feed that fetched again would call within its 1 s interval.
+    await sleep(1500);
+    const later = await simCalls(sim.url);
+    for (const id of [LISTS, 'v2.multiquote.price']) expect(later[id] ?? 0, id).toBe(before[id] ?? 0);
+    expect(later[CLOSE]).toBe(after[CLOSE]);
+    expect(statusOf(fresh, 'quote')).toMatchObject({ state: 'closed', reason: 'market closed' });
+    for (const [topic, want] of seen) expect(fresh.rows.get(topic), topic).toEqual(want.row);
     fresh.close();
   }, 120_000);
 

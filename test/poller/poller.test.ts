@@ -350,6 +350,82 @@ describe('Poller', () => {
     expect(caller.calls.length).toBe(3);
   });
 
+  it('at the close, fetches the closing auction’s result once the close has settled, and then calls nothing', async () => {
+    vi.setSystemTime(Date.parse('2026-11-24T15:29:50+09:00'));
+    const store = new StateStore();
+    make(marketClock('kst', SESSIONS), store);
+    demand.add('price', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(9_000);
+    const open = caller.calls.length;
+    expect(open).toBeGreaterThan(5);
+    // The closing auction: its result is in the upstream's snapshot after 15:30.
+    caller.price = 150;
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed' });
+    expect(store.entry('price', 'kospi', '005930')!.row.trdPrc).toBe(100);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(caller.calls.slice(open).map((c) => [c.id, new Date(c.at).toISOString()])).toEqual([['v2.multiquote.price', '2026-11-24T06:30:10.000Z']]);
+    expect(store.entry('price', 'kospi', '005930')!.row.trdPrc).toBe(150);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', asOf: Date.parse('2026-11-24T15:30:10+09:00') });
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(caller.calls.length).toBe(open + 1);
+  });
+
+  it('rows held from before the close (a restart, an earlier session) are fetched again once; a clock that passes a session fetches again and moves opensAt', async () => {
+    vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
+    const store = new StateStore();
+    // The state a restart loads: a row last seen at 10:00 that day.
+    store.apply('price', 'kospi', [{ isuSrtCd: '005930', trdPrc: 88 }], Date.parse('2026-11-24T10:00:00+09:00'));
+    store.apply('price', 'kospi', [{ isuSrtCd: '000660', trdPrc: 77 }], Date.parse('2026-11-24T18:00:30+09:00'));
+    make(marketClock('kst', SESSIONS), store);
+    demand.add('price', 'kospi', '005930');
+    demand.add('price', 'kospi', '000660');
+    await vi.advanceTimersByTimeAsync(60_000);
+    // 000660 was seen after the day's end: it is the close. 005930 was not.
+    expect(caller.calls.map((c) => `${c.id} ${String(c.params.issuecode)}`)).toEqual(['v2.stocks.closeprice 005930']);
+    expect(store.entry('price', 'kospi', '005930')!.row.trdPrc).toBe(100);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse('2026-11-25T09:00:00+09:00') });
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(caller.calls.length).toBe(1);
+    // The wall clock steps to Saturday noon: Wednesday to Friday traded meanwhile.
+    caller.price = 120;
+    vi.setSystemTime(Date.parse('2026-11-28T12:00:00+09:00'));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(
+      caller.calls
+        .slice(1)
+        .map((c) => String(c.params.issuecode))
+        .sort(),
+    ).toEqual(['000660', '005930']);
+    expect(store.entry('price', 'kospi', '000660')!.row.trdPrc).toBe(120);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse('2026-11-30T09:00:00+09:00') });
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(caller.calls.length).toBe(3);
+  });
+
+  it('paces over the polling time until the reset (the next pre-market too) and leaves the lookups’ calls aside', async () => {
+    // Tuesday 17:59 KST: a minute of after-hours left, then 30 minutes of pre-market before the 09:00 reset.
+    vi.setSystemTime(Date.parse('2026-11-24T17:59:00+09:00'));
+    budget.remaining = 1_000;
+    budget.resetAt = Date.parse('2026-11-25T09:00:00+09:00');
+    poller = new Poller({
+      caller,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS),
+      logger: silentLogger(),
+      random: () => 0.5,
+      lookupsLeft: () => 900,
+    });
+    poller.start();
+    demand.add('price', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(100);
+    // 100 calls for the poller over 31 minutes of polling, one call a cycle: every 18.6 s.
+    expect(statuses.at(-1)).toMatchObject({ state: 'live', intervalMs: 18_600 });
+  });
+
   it('a feed with nothing to fetch at this hour says so, and calls nothing', async () => {
     vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
     make(marketClock('kst', SESSIONS));
