@@ -17,7 +17,8 @@ export type Str = string | null;
 /**
  * Fields the tables do not declare, kept as the upstream sent them. Not part
  * of the row types (a misspelt field is a compile error); read one with
- * `(row as ExtraFields).someField`.
+ * `(row as QuoteRow & ExtraFields).someField` (the row's own type with it:
+ * a row type alone does not convert to `ExtraFields`).
  */
 export interface ExtraFields {
   readonly [field: string]: unknown;

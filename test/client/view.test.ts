@@ -1,6 +1,19 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { Direction, viewOf, type Change, type RowView } from '../../src/client/index.js';
-import type { IndexRow, IntradayRow, OhlcRow, PriceRow, QuoteRow, TopRow } from '../../src/client/rows.js';
+import type {
+  AhtRow,
+  AnyRow,
+  BookRow,
+  ExtraFields,
+  HistoryRow,
+  IndexRow,
+  IntradayRow,
+  MasterData,
+  OhlcRow,
+  PriceRow,
+  QuoteRow,
+  TopRow,
+} from '../../src/client/rows.js';
 import type { ChannelListener } from '../../src/client/types.js';
 
 /** The readable view of rows, and the row types' exactness (type tests run by vitest's typecheck of this file through tsc). */
@@ -62,6 +75,26 @@ describe('types', () => {
     expectTypeOf<Change['view']>().toEqualTypeOf<RowView>();
     expectTypeOf<Parameters<ChannelListener<'price'>>[1]>().toEqualTypeOf<PriceRow>();
     expectTypeOf<Parameters<ChannelListener<'quote'>>[1]>().toEqualTypeOf<QuoteRow>();
+  });
+
+  it('a field the tables do not declare is read as the README says, on every row type', () => {
+    const extra = <R extends AnyRow | HistoryRow | MasterData>(row: R): unknown => (row as R & ExtraFields).name;
+    expect(extra({ isuSrtCd: '005930', name: 'x' } as QuoteRow)).toBe('x');
+    const rows: [QuoteRow, PriceRow, BookRow, IndexRow, OhlcRow, TopRow, AhtRow, HistoryRow, MasterData, AnyRow] = [
+      {},
+      {},
+      {},
+      {},
+      {},
+      {},
+      {},
+      {},
+      {},
+      {},
+    ] as never;
+    expect(rows.map((r) => (r as (typeof rows)[number] & ExtraFields).name)).toEqual(Array(10).fill(undefined));
+    expectTypeOf((rows[0] as QuoteRow & ExtraFields).name).toEqualTypeOf<unknown>();
+    expectTypeOf((rows[2] as BookRow & ExtraFields).name).toEqualTypeOf<unknown>();
   });
 
   it('raw fields are exact: a misspelt field does not compile', () => {
