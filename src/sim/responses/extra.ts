@@ -39,7 +39,7 @@ const nav: Builder = (ctx) => {
 const navHistory: Builder = (ctx) => {
   const issue = etfOf(ctx);
   const m = ctx.market;
-  const r = historyRange(ctx);
+  const r = historyRange(ctx, issue.listDd);
   const bars = periodBars(m.specOf(issue), r.period, r.from, r.to, r.limit, m.issueDaily(issue));
   return ok({
     isuSrtCd: issue.code,

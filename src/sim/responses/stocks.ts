@@ -157,15 +157,17 @@ const traderanking: Builder = (ctx) => {
 };
 
 /** Trading days in the request's date range up to the last complete day, newest first. */
-export function daysInRange(m: Market, from: string | undefined, to: string, limit: number): string[] {
+export function daysInRange(m: Market, from: string | undefined, to: string, limit: number, listed = ''): string[] {
   const end = to < m.lastCompleteDay() ? to : m.lastCompleteDay();
-  return tradingDaysBack(m.calendar, end, limit, from ?? addDays(end, -31));
+  const first = from ?? addDays(end, -31);
+  // Nothing before the issue was listed.
+  return tradingDaysBack(m.calendar, end, limit, first < listed ? listed : first);
 }
 
 const shortsell: Builder = (ctx) => {
   const issue = issueOf(ctx);
   const m = ctx.market;
-  const days = daysInRange(m, ctx.params.inqStrtDd as string | undefined, String(ctx.params.inqEndDd), 100);
+  const days = daysInRange(m, ctx.params.inqStrtDd as string | undefined, String(ctx.params.inqEndDd), 100, issue.listDd);
   const over = m.issueDaily(issue);
   const key = rowDateKey(ctx);
   return ok({ isuSrtCd: issue.code, hisLists: days.map((d) => datedAs(key, shortRow(issue, dailyBar(m.specOf(issue), d, over)))) });
@@ -175,7 +177,7 @@ const foreignHistory: Builder = (ctx) => {
   const issue = issueOf(ctx);
   const m = ctx.market;
   const limit = (ctx.params.reqCnt as number | undefined) ?? 100;
-  const days = daysInRange(m, String(ctx.params.inqStrtDd), String(ctx.params.inqEndDd), limit);
+  const days = daysInRange(m, String(ctx.params.inqStrtDd), String(ctx.params.inqEndDd), limit, issue.listDd);
   const baseRatio = issue.idx < 10 ? 0.5 : 0.02 + 0.3 * unit(issue.key, 0x83);
   const held = (d: string) => Math.round(issue.listShrs * baseRatio * (1 + 0.03 * Math.sin(Number(d) / 53) + 0.002 * gauss(issue.key, hashString(d), 0x84)));
   const key = rowDateKey(ctx);
@@ -217,19 +219,24 @@ export function historyRows(bars: readonly DayBar[], limitCodes: boolean, extra?
   });
 }
 
-/** Validated history range of a request: period, from, to (clamped), row limit. */
-export function historyRange(ctx: Ctx): { period: Period; from: string; to: string; limit: number } {
+/** Validated history range of a request: period, from (not before `listed`, the issue's listing day), to (clamped), row limit. */
+export function historyRange(ctx: Ctx, listed = ''): { period: Period; from: string; to: string; limit: number } {
   const from = String(ctx.params.inqStrtDd);
   const to0 = String(ctx.params.inqEndDd);
   if (from > to0) throw new Refused('badParameter');
   const last = ctx.market.lastCompleteDay();
-  return { period: ctx.params.trnsmCycleTpCd as Period, from, to: to0 < last ? to0 : last, limit: (ctx.params.reqCnt as number | undefined) ?? 100 };
+  return {
+    period: ctx.params.trnsmCycleTpCd as Period,
+    from: from < listed ? listed : from,
+    to: to0 < last ? to0 : last,
+    limit: (ctx.params.reqCnt as number | undefined) ?? 100,
+  };
 }
 
 const history: Builder = (ctx) => {
   const issue = issueOf(ctx);
   const m = ctx.market;
-  const r = historyRange(ctx);
+  const r = historyRange(ctx, issue.listDd);
   const bars = periodBars(m.specOf(issue), r.period, r.from, r.to, r.limit, m.issueDaily(issue));
   return ok({ isuSrtCd: issue.code, hisLists: historyRows(bars, r.period === 'D').map((row) => datedAs(rowDateKey(ctx), row)) });
 };
