@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type Running } from './helpers.js';
 
 /**
- * Nothing trades before it is listed: history, short-selling, foreign
- * holdings and ETF NAVs start at the issue's listing day (`listDd` of its master), as the
- * exchange's do, however far back the request reaches. (They went back to
- * 1900, so paging a code's whole history never ended.)
+ * Nothing trades before it is listed: the bars of `history` (and an ETF's
+ * `navhistory`) start at the issue's listing day (`listDd` of its master),
+ * however far back the request reaches. (They went back to 1900, so paging
+ * a code's whole history never ended.) Short selling and foreign holdings
+ * by day are left as they are: the provider's own examples show them for
+ * 247540 in 2018, before its listing in 2019 (test/sim/examples.test.ts).
  */
 describe('history starts at the listing day', () => {
   let s: Running;

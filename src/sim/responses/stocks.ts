@@ -157,17 +157,15 @@ const traderanking: Builder = (ctx) => {
 };
 
 /** Trading days in the request's date range up to the last complete day, newest first. */
-export function daysInRange(m: Market, from: string | undefined, to: string, limit: number, listed = ''): string[] {
+export function daysInRange(m: Market, from: string | undefined, to: string, limit: number): string[] {
   const end = to < m.lastCompleteDay() ? to : m.lastCompleteDay();
-  const first = from ?? addDays(end, -31);
-  // Nothing before the issue was listed.
-  return tradingDaysBack(m.calendar, end, limit, first < listed ? listed : first);
+  return tradingDaysBack(m.calendar, end, limit, from ?? addDays(end, -31));
 }
 
 const shortsell: Builder = (ctx) => {
   const issue = issueOf(ctx);
   const m = ctx.market;
-  const days = daysInRange(m, ctx.params.inqStrtDd as string | undefined, String(ctx.params.inqEndDd), 100, issue.listDd);
+  const days = daysInRange(m, ctx.params.inqStrtDd as string | undefined, String(ctx.params.inqEndDd), 100);
   const over = m.issueDaily(issue);
   const key = rowDateKey(ctx);
   return ok({ isuSrtCd: issue.code, hisLists: days.map((d) => datedAs(key, shortRow(issue, dailyBar(m.specOf(issue), d, over)))) });
@@ -177,7 +175,7 @@ const foreignHistory: Builder = (ctx) => {
   const issue = issueOf(ctx);
   const m = ctx.market;
   const limit = (ctx.params.reqCnt as number | undefined) ?? 100;
-  const days = daysInRange(m, String(ctx.params.inqStrtDd), String(ctx.params.inqEndDd), limit, issue.listDd);
+  const days = daysInRange(m, String(ctx.params.inqStrtDd), String(ctx.params.inqEndDd), limit);
   const baseRatio = issue.idx < 10 ? 0.5 : 0.02 + 0.3 * unit(issue.key, 0x83);
   const held = (d: string) => Math.round(issue.listShrs * baseRatio * (1 + 0.03 * Math.sin(Number(d) / 53) + 0.002 * gauss(issue.key, hashString(d), 0x84)));
   const key = rowDateKey(ctx);
