@@ -54,16 +54,73 @@ export function prettyLogs(format: LogFormat = 'auto', isTTY = process.stdout.is
   return format === 'pretty' || (format === 'auto' && isTTY);
 }
 
-/** Replaces each secret in `line` with `[REDACTED]`. Secrets shorter than 4 characters are ignored. */
+/**
+ * Shortest start of a secret that `scrubSecrets` removes where a text was
+ * cut short. Shorter ones are left: too common to tell from other text.
+ */
+export const MIN_SECRET_PREFIX = 8;
+
+/** Marks that end a text cut short (`...`, `…`). */
+const CUT_MARKS = ['...', '\u2026'];
+
+/**
+ * Replaces each secret in `line` with `[REDACTED]`, and each start of a
+ * secret (its first `MIN_SECRET_PREFIX` characters or more) that ends
+ * `line` or stands just before a cut mark (`...`, `…`): what is left of a
+ * secret in a text that was cut short. Both the secret and its JSON-escaped
+ * form are matched. Secrets shorter than 4 characters are ignored.
+ *
+ * A text should be scrubbed before it is cut (see `cutScrubbed`); the
+ * prefix rule is a second line of defence for texts cut elsewhere.
+ */
 export function scrubSecrets(line: string, secrets: readonly string[]): string {
   let out = line;
   for (const s of secrets) {
     if (s.length < 4) continue;
-    if (out.includes(s)) out = out.split(s).join('[REDACTED]');
     const json = JSON.stringify(s).slice(1, -1);
-    if (json !== s && out.includes(json)) out = out.split(json).join('[REDACTED]');
+    for (const form of json === s ? [s] : [s, json]) {
+      if (out.includes(form)) out = out.split(form).join('[REDACTED]');
+      out = scrubCutPrefix(out, form);
+    }
   }
   return out;
+}
+
+/** `line` with the longest start of `secret` (at least `MIN_SECRET_PREFIX` characters) that ends it or precedes a cut mark replaced. */
+function scrubCutPrefix(line: string, secret: string): string {
+  if (secret.length <= MIN_SECRET_PREFIX) return line;
+  const head = secret.slice(0, MIN_SECRET_PREFIX);
+  if (!line.includes(head)) return line;
+  const ends = [line.length];
+  for (const mark of CUT_MARKS) {
+    for (let i = line.indexOf(mark); i >= 0; i = line.indexOf(mark, i + 1)) ends.push(i);
+  }
+  let out = line;
+  // From the last end to the first, so that earlier positions stay valid.
+  for (const end of [...new Set(ends)].sort((a, b) => b - a)) {
+    for (let n = Math.min(secret.length - 1, end); n >= MIN_SECRET_PREFIX; n--) {
+      if (out.startsWith(secret.slice(0, n), end - n)) {
+        out = `${out.slice(0, end - n)}[REDACTED]${out.slice(end)}`;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * `text` with `secrets` scrubbed, then cut to at most `max` characters
+ * (ending in `...` when cut), then scrubbed again of any start of a secret
+ * the cut left at its end. Scrubbing first means that a secret straddling
+ * the cut is matched whole. The result is at most `max` characters long
+ * (`max` at least 4).
+ */
+export function cutScrubbed(text: string, max: number, secrets: readonly string[] = []): string {
+  const scrubbed = scrubSecrets(text, secrets);
+  if (scrubbed.length <= max) return scrubbed;
+  const keep = Math.max(1, max - 3);
+  // A start of a secret scrubbed at the end may make the head longer again: cut it back (into "[REDACTED]" at worst).
+  return `${scrubSecrets(scrubbed.slice(0, keep), secrets).slice(0, keep)}...`;
 }
 
 /**

@@ -42,9 +42,23 @@ export function readBody(e: Endpoint, bytes: Buffer, reader?: ListReader): BodyR
   try {
     body = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    return { ok: false, kind: 'json', reason: err instanceof Error ? err.message : String(err), ...why };
+    return { ok: false, kind: 'json', reason: jsonErrorText(err instanceof Error ? err.message : String(err)), ...why };
   }
   const n = normaliseBody(e.response, body);
   if (!n.ok) return { ok: false, kind: 'shape', reason: n.reason, ...why };
   return { ok: true, value: n.value, ...why };
+}
+
+/**
+ * A `JSON.parse` error's text without the excerpt of the body V8 quotes in
+ * it (`Unexpected token 'x', ..."<excerpt>"... is not valid JSON`). V8 cuts
+ * the excerpt where it likes, so a secret the upstream echoed there (the
+ * API key) could be left in part and not be matched by a scrub; the
+ * excerpt goes, the unexpected character and the texts that quote nothing
+ * (`... in JSON at position 12`) stay.
+ */
+export function jsonErrorText(message: string): string {
+  const token = /^Unexpected token '(.)', /su.exec(message);
+  if (token) return `Unexpected token '${token[1]}' in JSON`;
+  return message.includes('"') ? 'not valid JSON' : message;
 }

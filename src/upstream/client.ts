@@ -184,8 +184,18 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
         attempts: progress.attempts,
         ...(progress.plain !== undefined ? { plain: progress.plain } : {}),
       });
+      // `detail` (the network error's own text, naming the upstream's host) is for this log only, never for a client.
+      const detail = failure instanceof UpstreamError ? failure.detail : undefined;
       this.#log.debug(
-        { endpoint: endpointId, path: progress.path, status: progress.status, code, ms: Math.round(ms), attempts: progress.attempts },
+        {
+          endpoint: endpointId,
+          path: progress.path,
+          status: progress.status,
+          code,
+          ms: Math.round(ms),
+          attempts: progress.attempts,
+          ...(detail !== undefined ? { detail } : {}),
+        },
         'upstream call failed',
       );
       throw failure;
@@ -255,10 +265,13 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
     const r = readBody(e, res.bytes, reader);
     if (r.plain !== undefined) progress.plain = r.plain;
     if (!r.ok) {
-      const why = r.kind === 'json' ? `body is not JSON (${scrubSecrets(r.reason, this.#secrets)})` : r.reason;
+      const reason = scrubSecrets(r.reason, this.#secrets);
+      const why = r.kind === 'json' ? `body is not JSON (${reason})` : reason;
       throw new UpstreamError('malformed_body', `${e.id}: ${why}`, { status: res.status, endpointId: e.id });
     }
-    const { data, rows, dropped, issues } = r.value;
+    const { data, rows, dropped } = r.value;
+    // A reason quotes the start of the value it refused (cut short): should the upstream echo the key there, the cut may have left a start of it.
+    const issues = r.value.issues.length === 0 ? r.value.issues : r.value.issues.map((i) => ({ ...i, reason: scrubSecrets(i.reason, this.#secrets) }));
     return {
       endpoint: e,
       data,

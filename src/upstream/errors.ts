@@ -1,4 +1,4 @@
-import { scrubSecrets } from '../log.js';
+import { cutScrubbed } from '../log.js';
 import { classify400 } from './wire.js';
 
 /**
@@ -21,6 +21,11 @@ import { classify400 } from './wire.js';
  *
  * `retryable` says whether the same request may succeed if sent again later;
  * it does not say the transport retried it (see `TransportOptions`).
+ *
+ * An error's `message` is client-facing: it reaches every subscriber of a
+ * feed (a stale feed's `reason`) and the public `/status`. It never carries
+ * the API key (nor a part of it) or the upstream's host, address or port;
+ * such diagnostics go in `detail`, which only the log sees.
  */
 
 /** Every stable error code of the upstream client. */
@@ -101,11 +106,17 @@ export interface UpstreamErrorOptions {
   readonly clientShare?: boolean;
   /** For `malformed_body`: every row of the answer's list was unusable (schema drift): how many, and why the first. */
   readonly drift?: SchemaDrift;
+  /** Diagnostics for the operator's log only (e.g. a network error's own text, which names the upstream's host and port). */
+  readonly detail?: string;
   /** The underlying error. */
   readonly cause?: unknown;
 }
 
-/** A failed upstream call, with a stable `code`; never carries the API key or request headers. */
+/**
+ * A failed upstream call, with a stable `code`; never carries the API key or
+ * request headers. `message` is safe to show to clients (see the module
+ * comment); `detail` is for the log.
+ */
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
   /** Stable code (see `UPSTREAM_ERROR_CODES`). */
@@ -124,6 +135,13 @@ export class UpstreamError extends Error {
   readonly clientShare?: boolean;
   /** For `malformed_body`: the schema drift that made the answer unusable. */
   readonly drift?: SchemaDrift;
+  /**
+   * Diagnostics for the operator's log only, never for a client: e.g. the
+   * network error's own text, which may name the upstream's host, address
+   * and port. Not enumerable, and not in `toJSON`, so that copying or
+   * serialising the error does not carry it along.
+   */
+  declare readonly detail?: string;
 
   constructor(code: UpstreamErrorCode, message: string, opts: UpstreamErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -135,6 +153,7 @@ export class UpstreamError extends Error {
     if (opts.onDemandShare) this.onDemandShare = true;
     if (opts.clientShare) this.clientShare = true;
     if (opts.drift) this.drift = opts.drift;
+    if (opts.detail !== undefined) Object.defineProperty(this, 'detail', { value: opts.detail, enumerable: false });
   }
 
   /** The error as wire data: `{ code, message, retryable }` plus status and resetAt when set. */
@@ -159,10 +178,12 @@ export const MAX_QUOTED = 160;
 
 /**
  * The upstream's own text in an error body: the `error` or `message` string
- * of a JSON object, else the body itself with whitespace collapsed; cut to
- * `MAX_QUOTED` characters.
+ * of a JSON object, else the body itself with whitespace collapsed; with
+ * `secrets` (the API key) scrubbed from the whole text before it is cut to
+ * `MAX_QUOTED` characters, so that a secret straddling the cut is still
+ * matched (see `cutScrubbed`).
  */
-export function upstreamText(bodyText: string): string {
+export function upstreamText(bodyText: string, secrets: readonly string[] = []): string {
   let text: string | undefined;
   try {
     const body: unknown = JSON.parse(bodyText);
@@ -174,8 +195,7 @@ export function upstreamText(bodyText: string): string {
   } catch {
     // Not JSON: quote the raw text below.
   }
-  const t = (text ?? bodyText).replace(/\s+/g, ' ').trim();
-  return t.length > MAX_QUOTED ? `${t.slice(0, MAX_QUOTED - 3)}...` : t;
+  return cutScrubbed((text ?? bodyText).replace(/\s+/g, ' ').trim(), MAX_QUOTED, secrets);
 }
 
 /** Extra inputs of `errorFromResponse`. */
@@ -199,11 +219,11 @@ function codeOf(status: number, text: string): UpstreamErrorCode {
 /**
  * The `UpstreamError` for a non-2xx response: the code from the status (and,
  * for a 400, from the body's text via `classify400`); the message names the
- * endpoint, the status and the upstream's own text. Pure.
+ * endpoint, the status and the upstream's own text (`upstreamText`: the
+ * `secrets` scrubbed from it before it is cut). Pure.
  */
 export function errorFromResponse(status: number, bodyText: string, endpointId: string, opts: ErrorFromResponseOptions = {}): UpstreamError {
-  const raw = upstreamText(bodyText);
-  const text = opts.secrets?.length ? scrubSecrets(raw, opts.secrets) : raw;
+  const text = upstreamText(bodyText, opts.secrets);
   const code = codeOf(status, text);
   const message = `${endpointId}: HTTP ${status}${text ? ` ${JSON.stringify(text)}` : ''}`;
   return new UpstreamError(code, message, {

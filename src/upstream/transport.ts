@@ -79,6 +79,29 @@ export function backoffMs(retry: number, baseMs: number, capMs: number, random: 
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/** What an error code looks like (`ECONNREFUSED`, `UND_ERR_SOCKET`, `ERR_TLS_CERT_ALTNAME_INVALID`): nothing else is quoted. */
+const CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
+
+/**
+ * The error code that names a failed connection or exchange in a
+ * client-facing message: `err.code`, else its cause's, else the first of
+ * an `AggregateError`'s (Node's happy-eyeballs connect); `undefined` when
+ * none looks like a code. The error's own text is never used: it names the
+ * upstream's host, address or port (`getaddrinfo ENOTFOUND <host>`,
+ * `connect ECONNREFUSED <ip>:<port>`, a TLS altname mismatch naming the host).
+ */
+export function networkErrorCode(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e !== null && typeof e === 'object' && !seen.has(e);) {
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && CODE.test(code)) return code;
+    const errors = (e as { errors?: unknown }).errors;
+    e = (e as { cause?: unknown }).cause ?? (Array.isArray(errors) ? errors[0] : undefined);
+  }
+  return undefined;
+}
+
 class BodyTooLarge extends Error {}
 
 async function readBody(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
@@ -206,21 +229,29 @@ export class Transport {
     }
   }
 
+  /**
+   * The `UpstreamError` of a failed attempt. Its message (client-facing: a
+   * stale feed's reason, `/status`) names the kind of failure and at most an
+   * error code, never the upstream's host, address or port; the error's own
+   * text goes in `detail`, for the log, with the API key scrubbed.
+   */
   #failure(err: unknown, timedOut: boolean, endpointId: string | undefined, path: string): UpstreamError {
     const label = endpointId ?? path;
-    const code = (err as { code?: unknown } | null)?.code;
+    const code = networkErrorCode(err);
+    const detail = scrubSecrets(err instanceof Error ? `${code !== undefined ? `${code} ` : ''}${err.message}` : String(err), this.#secrets);
     if (err instanceof BodyTooLarge) {
       return new UpstreamError('malformed_body', `${label}: ${err.message}`, { endpointId, cause: err });
     }
-    if (timedOut || (typeof code === 'string' && TIMEOUT_CODES.has(code))) {
+    if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
       return new UpstreamError('timeout', `${label}: no complete response within ${this.#timeoutMs} ms`, {
         endpointId,
+        detail,
         cause: err,
       });
     }
-    const what = err instanceof Error ? `${typeof code === 'string' ? `${code} ` : ''}${err.message}` : String(err);
-    return new UpstreamError('network', scrubSecrets(`${label}: network error: ${what}`, this.#secrets), {
+    return new UpstreamError('network', `${label}: network error${code !== undefined ? `: ${code}` : ''}`, {
       endpointId,
+      detail,
       cause: err,
     });
   }
