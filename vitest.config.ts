@@ -39,6 +39,7 @@ function tierOf(file: string): Tier {
     'test/demo/build.test.ts',
     'test/client/bridge.test.ts',
     'test/client/lifecycle.test.ts',
+    'test/client/history-rate.test.ts',
     'test/http/symbols.test.ts',
   ];
   return slow.includes(file) ? 'integration' : 'unit';

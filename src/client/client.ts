@@ -36,6 +36,30 @@ import type { GetMarket } from './types.js';
 /** Bars a page of `historyPages` asks for (the upstream's most). */
 const PAGE = 100;
 
+/**
+ * Waits before asking a page again after a retryable `rate_limited` (the
+ * lookups per minute of `welcome.limits`, refilled a few a second): a long
+ * range outruns the rate, and the pages already read are not thrown away.
+ * After the last the error stands.
+ */
+const PAGE_RETRY_MS = [1000, 2000, 4000, 8000, 16_000] as const;
+
+/** Resolves after `ms`, or rejects with `aborted` when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new KrxError('aborted', 'history page aborted', { cause: signal.reason }));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new KrxError('aborted', 'history page aborted', { cause: signal!.reason }));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** One page of `historyPages`. */
 export interface HistoryPage {
   /** Bars, newest first. */
@@ -277,7 +301,10 @@ export class KrxClient extends KrxCore {
   /**
    * Pages through bars of any range, newest first, 100 a page: each page says
    * whether more remains (`hasMore`). Stops at `from` (default: as far as the
-   * upstream has bars), or when the caller stops iterating.
+   * upstream has bars, the issue's listing), or when the caller stops
+   * iterating. A page refused for the lookup rate (`rate_limited`,
+   * retryable) is asked again after 1, 2, 4, 8 and 16 s before the error
+   * stands.
    */
   async *historyPages(
     market: Market,
@@ -290,12 +317,18 @@ export class KrxClient extends KrxCore {
     checkRange(from, to);
     const first = from ?? '19000101';
     for (;;) {
-      const page = await this.history(
-        market,
-        code,
-        { ...(params.period ? { period: params.period } : {}), from: first, ...(to ? { to } : {}), count: PAGE },
-        opts,
-      );
+      const ask = { ...(params.period ? { period: params.period } : {}), from: first, ...(to ? { to } : {}), count: PAGE };
+      let page: ResourceData['history'];
+      for (let attempt = 0; ; attempt++) {
+        try {
+          page = await this.history(market, code, ask, opts);
+          break;
+        } catch (err) {
+          const wait = PAGE_RETRY_MS[attempt];
+          if (wait === undefined || !(err instanceof KrxError) || err.code !== 'rate_limited' || !err.retryable) throw err;
+          await pause(wait, opts?.signal);
+        }
+      }
       const rows = page.hisLists;
       const oldest = rows.at(-1)?.trdDd;
       const hasMore = rows.length === PAGE && typeof oldest === 'string' && oldest > first;
