@@ -44,19 +44,17 @@ const PAGE = 100;
  */
 const PAGE_RETRY_MS = [1000, 2000, 4000, 8000, 16_000] as const;
 
-/** Resolves after `ms`, or rejects with `aborted` when `signal` aborts first. */
+/** Resolves after `ms`, or at once when `signal` aborts (the next request then rejects with `aborted`). */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new KrxError('aborted', 'history page aborted', { cause: signal.reason }));
-    const onAbort = () => {
+  return new Promise((resolve) => {
+    const done = () => {
       clearTimeout(timer);
-      reject(new KrxError('aborted', 'history page aborted', { cause: signal!.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', done);
       resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    };
+    const timer = setTimeout(done, ms);
+    if (signal?.aborted) done();
+    else signal?.addEventListener('abort', done);
   });
 }
 

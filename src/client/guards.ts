@@ -61,10 +61,8 @@ const MS_OPTIONS = [
  * zero where `zero` is false, or above `MAX_TIMER_MS`); undefined when it is.
  */
 export function badMs(v: unknown, zero: boolean): string | undefined {
-  if (typeof v !== 'number' || Number.isNaN(v)) return `must be a number of ms, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`;
-  if (v < 0 || (v === 0 && !zero)) return `must be ${zero ? 'zero or more' : 'above zero'}, got ${v}`;
-  if (v > MAX_TIMER_MS) return `must be at most ${MAX_TIMER_MS} (a timer's longest), got ${v}`;
-  return undefined;
+  if (typeof v === 'number' && (zero ? v >= 0 : v > 0) && v <= MAX_TIMER_MS) return undefined;
+  return `must be ${zero ? 0 : 1} to ${MAX_TIMER_MS} ms, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`;
 }
 
 /**
