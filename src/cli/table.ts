@@ -1,11 +1,19 @@
-import type { Change } from '../client/index.js';
+import type { Change, ConnectionState } from '../client/index.js';
 import type { AnyRow } from '../client/rows.js';
 import type { CliIo } from './io.js';
 
 /**
  * The live table of `tail` on a terminal: one line per topic (last price,
- * change, volume, time, seq), redrawn in place at most ten times a second.
+ * change, volume, time, seq), then each feed's state and, while the bridge
+ * is not connected, the connection's; redrawn in place at most ten times a
+ * second, never taller than the terminal (a redraw moves the cursor up to
+ * the table's first line, which must still be on the screen).
  */
+
+/** The line that stands for the topics that do not fit. */
+export function moreLine(n: number): string {
+  return `… and ${n} more topic${n === 1 ? '' : 's'} (pipe the output for every change as JSON)`;
+}
 
 const FIELDS = [
   ['price', ['trdPrc', 'inddClsprc', 'askStep1BstordPrc']],
@@ -26,6 +34,8 @@ function pick(row: AnyRow, names: readonly string[]): string {
 export class Table {
   private readonly rows = new Map<string, { row: AnyRow; seq: number }>();
   private readonly states = new Map<string, string>();
+  /** The connection's line while it is not open. */
+  private link: string | undefined;
   private drawn = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -44,6 +54,28 @@ export class Table {
     this.schedule();
   }
 
+  /**
+   * The connection's state changed: while it is not open a line says so
+   * (with `detail`, e.g. `closed 1006`) and no feed is shown as live; the
+   * bridge sends each feed's state again once it is open.
+   */
+  connection(state: ConnectionState, detail: string): void {
+    if (state === 'open') this.link = undefined;
+    else {
+      this.link = `connection: ${state}${detail ? ` (${detail})` : ''}`;
+      for (const feed of this.states.keys()) this.states.set(feed, 'not connected');
+    }
+    this.schedule();
+  }
+
+  /** Draws what is pending now and stops redrawing (the command is ending). */
+  close(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.draw();
+  }
+
   private schedule(): void {
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
@@ -53,11 +85,19 @@ export class Table {
 
   private draw(): void {
     const width = Math.max(...[...this.rows.keys()].map((t) => t.length), 5);
+    const status = [...[...this.states].map(([feed, state]) => `${feed}: ${state}`), ...(this.link === undefined ? [] : [this.link])];
+    // The cursor ends on the line below the table, so the table takes one line less than the screen.
+    const most = Math.max(1, this.io.rows - 1);
+    const room = most - 1 - status.length;
+    const topics = [...this.rows].sort(([a], [b]) => a.localeCompare(b));
+    const shown = topics.length > room ? topics.slice(0, Math.max(0, room - 1)) : topics;
     const lines = [`${'topic'.padEnd(width)}  ${FIELDS.map(([h]) => h.padStart(12)).join('  ')}  ${'seq'.padStart(7)}`];
-    for (const [topic, { row, seq }] of [...this.rows].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [topic, { row, seq }] of shown) {
       lines.push(`${topic.padEnd(width)}  ${FIELDS.map(([, names]) => pick(row, names).padStart(12)).join('  ')}  ${String(seq).padStart(7)}`);
     }
-    for (const [feed, state] of this.states) lines.push(`${feed}: ${state}`);
+    if (shown.length < topics.length) lines.push(moreLine(topics.length - shown.length));
+    lines.push(...status);
+    lines.splice(most);
     const text = lines.map((l) => l.slice(0, this.io.columns)).join('\n');
     // Up to the first line drawn last time, clear below, draw again.
     this.io.out(`${this.drawn > 0 ? `\x1b[${this.drawn}F` : ''}\x1b[J${text}\n`);

@@ -1,11 +1,10 @@
-import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
-import WebSocket from 'ws';
-import { KrxClient, isKrxError } from '../client/index.js';
 import type { Change } from '../client/index.js';
 import type { AnyRow } from '../client/rows.js';
-import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
-import { CliError, type CliIo } from './io.js';
+import { CHANNELS, MARKETS, WILDCARD, type Channel, type Market } from '../protocol/constants.js';
+import { BridgeSession } from './connect.js';
+import { CliError, DEFAULT_URL, type CliIo } from './io.js';
+import { timeoutOption } from './options.js';
 import { Table } from './table.js';
 
 /**
@@ -21,59 +20,54 @@ Follows topics of a running bridge. A topic is channel.market.code, or
 channel.market.* for a whole market (quote, ohlc, top, aht), e.g.
   krx-bridge tail price.kospi.005930 quote.kosdaq.*
 
-On a terminal it shows a table that updates in place; piped, it prints one
-JSON line per change: {"topic","seq","ts","row"} (the whole row after it).
+On a terminal it shows a table that updates in place: as many topics as the
+terminal has rows for, each feed's state, and the connection's while it is
+down. Piped, it prints one JSON line per change: {"topic","seq","ts","row"}
+(the whole row after it). It reconnects by itself and runs until interrupted;
+it exits 2 when the bridge cannot be reached, or refuses it (a token not
+valid, or revoked while it runs).
 
 Options:
   --url <ws url>       the bridge's WebSocket (default $KRX_BRIDGE_URL, else ws://localhost:8080/ws)
   --token <token>      access token, when the bridge requires one (default $KRX_BRIDGE_TOKEN)
-  --timeout <ms>       how long to try to connect before giving up (default 10000)
+  --timeout <ms>       how long to try to connect before giving up, a whole number (default 10000)
   --json               print JSON lines even on a terminal
   -h, --help           this text
 `;
 
-/** The feeds and codes a list of topic arguments names. */
-export function parseTopics(args: readonly string[]): Map<string, { channel: Channel; market: Market; codes: string[] }> {
-  const out = new Map<string, { channel: Channel; market: Market; codes: string[] }>();
+/** One `subscribe` of `tail`: codes of a feed, or its wildcard alone. */
+export interface TopicGroup {
+  readonly channel: Channel;
+  readonly market: Market;
+  /** Explicit codes, or `['*']` (the protocol takes the wildcard alone in a `subscribe`). */
+  readonly codes: string[];
+}
+
+/**
+ * The subscriptions a list of topic arguments names, in the order given:
+ * per feed, one of its codes and one of its wildcard, so
+ * `quote.kospi.* quote.kospi.005930` is two subscribes of the one feed.
+ */
+export function parseTopics(args: readonly string[]): TopicGroup[] {
+  const out = new Map<string, TopicGroup>();
   for (const a of args) {
     const [channel, market, code, extra] = a.split('.');
     if (extra !== undefined || !channel || !market || !code) throw new CliError(`not a topic: ${JSON.stringify(a)} (expected channel.market.code)`);
     if (!(CHANNELS as readonly string[]).includes(channel)) throw new CliError(`unknown channel ${JSON.stringify(channel)} (one of ${CHANNELS.join(', ')})`);
     if (!(MARKETS as readonly string[]).includes(market)) throw new CliError(`unknown market ${JSON.stringify(market)} (one of ${MARKETS.join(', ')})`);
-    const key = `${channel}.${market}`;
-    let f = out.get(key);
-    if (!f) out.set(key, (f = { channel: channel as Channel, market: market as Market, codes: [] }));
-    if (!f.codes.includes(code)) f.codes.push(code);
+    const key = `${channel}.${market}${code === WILDCARD ? '.*' : ''}`;
+    let g = out.get(key);
+    if (!g) out.set(key, (g = { channel: channel as Channel, market: market as Market, codes: [] }));
+    if (!g.codes.includes(code)) g.codes.push(code);
   }
-  return out;
+  return [...out.values()];
 }
 
-/** Why a WebSocket URL does not answer: the TCP error (e.g. ECONNREFUSED), else what the client saw. */
-export async function whyNot(url: string, seen: string): Promise<string> {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return 'not a WebSocket URL';
-  }
-  const port = Number(u.port || (u.protocol === 'wss:' ? 443 : 80));
-  const tcp = await new Promise<string | undefined>((resolve) => {
-    const sock = connect({ host: u.hostname, port, timeout: 2000 });
-    sock.once('connect', () => {
-      sock.destroy();
-      resolve(undefined);
-    });
-    sock.once('timeout', () => {
-      sock.destroy();
-      resolve('no answer (timed out)');
-    });
-    sock.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
-  if (tcp !== undefined) return tcp === 'ECONNREFUSED' ? 'connection refused (is the bridge running there?)' : tcp;
-  return seen && seen !== 'closed 1006' ? seen : 'the server there does not speak the bridge protocol';
-}
-
-/** Runs `tail`; resolves when it is interrupted (SIGINT) or the bridge goes away for good. */
+/**
+ * Runs `tail`; resolves with 0 when it is interrupted (SIGINT, SIGTERM);
+ * rejects with a `CliError` (exit 2) when the bridge cannot be reached, or
+ * refuses the client for good while it runs (a revoked token, say).
+ */
 export async function tail(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv],
@@ -91,37 +85,39 @@ export async function tail(argv: readonly string[], io: CliIo): Promise<number> 
     return 0;
   }
   if (positionals.length === 0) throw new CliError('name at least one topic, e.g. krx-bridge tail price.kospi.005930');
-  const feeds = parseTopics(positionals);
-  const url = values.url ?? io.env.KRX_BRIDGE_URL ?? 'ws://localhost:8080/ws';
-  const token = values.token ?? io.env.KRX_BRIDGE_TOKEN;
-  const timeoutMs = Number(values.timeout ?? 10_000);
-  const client = new KrxClient(url, { WebSocket: WebSocket as never, connectTimeoutMs: timeoutMs, ...(token ? { token } : {}) });
-  let lastError = '';
-  client.on('disconnect', (code, reason) => (lastError = reason || `closed ${code}`));
-  client.on('error', (e) => (lastError = e.message));
-  try {
-    await client.ready({ timeoutMs });
-  } catch (err) {
-    await client.close();
-    // A refusal no retry changes (a token not valid, say) closes the client at once with the bridge's reason; else the time ran out.
-    const refused = isKrxError(err) && err.code !== 'timeout' ? err.message : undefined;
-    throw new CliError(`cannot connect to ${url}: ${refused ?? (await whyNot(url, lastError))}`, 2);
-  }
+  const groups = parseTopics(positionals);
+  const timeoutMs = timeoutOption(values.timeout, 10_000);
+  const session = await BridgeSession.open({
+    url: values.url ?? io.env.KRX_BRIDGE_URL ?? DEFAULT_URL,
+    token: values.token ?? io.env.KRX_BRIDGE_TOKEN,
+    timeoutMs,
+  });
+  const client = session.client;
+  // Watched from now: the bridge may refuse the client for good while it subscribes, or at any time after.
+  const ended = session.ended();
   const table = io.isTTY && !values.json ? new Table(io) : undefined;
   client.on('update', (topic: string, row: AnyRow, change: Change) => {
     if (table) table.update(topic, row, change);
     else io.out(`${JSON.stringify({ topic, seq: change.seq, ts: change.ts, row })}\n`);
   });
-  if (table) client.on('status', (s) => table.status(`${s.channel}.${s.market}`, s.state, s.reason));
-  for (const f of feeds.values()) {
-    try {
-      await client.subscribe(f.channel, f.market, f.codes);
-    } catch (err) {
-      await client.close();
-      throw new CliError(`cannot subscribe ${f.channel}.${f.market} ${f.codes.join(',')}: ${(err as Error).message}`, 2);
-    }
+  if (table) {
+    client.on('status', (s) => table.status(`${s.channel}.${s.market}`, s.state, s.reason));
+    client.on('state', (_prev, next) => table.connection(next, session.problem));
+    client.on('reconnecting', (attempt) => table.connection(client.state, `${session.problem}; attempt ${attempt}`));
   }
-  await io.interrupted();
-  await client.close();
-  return 0;
+  try {
+    for (const g of groups) {
+      try {
+        await client.subscribe(g.channel, g.market, g.codes);
+      } catch (err) {
+        throw new CliError(`cannot subscribe ${g.channel}.${g.market} ${g.codes.join(',')}: ${(err as Error).message}`, 2);
+      }
+    }
+    const why = await Promise.race([io.interrupted().then(() => undefined), ended]);
+    if (why !== undefined) throw new CliError(why, 2);
+    return 0;
+  } finally {
+    table?.close();
+    await session.close();
+  }
 }

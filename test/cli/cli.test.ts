@@ -2,20 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/main.js';
 import { parseTopics } from '../../src/cli/tail.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { ROOT } from '../bridge/cli.js';
 import { startBridge, until, type TestBridge } from '../bridge/helpers.js';
+import { cursorUps, fakeIo, frames, lastFrame } from './io.js';
 
 /** The `krx-bridge` commands, run in-process with a recorded standard output (and once as a process). */
-
-function fakeIo(env: Record<string, string> = {}, isTTY = false) {
-  let out = '';
-  let err = '';
-  let stop: () => void = () => undefined;
-  const stopped = new Promise<void>((r) => (stop = r));
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), env, isTTY, columns: 120, interrupted: () => stopped };
-  return { io, out: () => out, err: () => err, stop };
-}
 
 describe('help and version', () => {
   it.each([
@@ -103,12 +94,20 @@ describe('sim', () => {
 
 describe('topics of tail', () => {
   it('groups topics by feed, wildcards included', () => {
-    expect([...parseTopics(['price.kospi.005930', 'price.kospi.000660', 'quote.kosdaq.*']).values()]).toEqual([
+    expect(parseTopics(['price.kospi.005930', 'price.kospi.000660', 'quote.kosdaq.*', 'price.kospi.005930'])).toEqual([
       { channel: 'price', market: 'kospi', codes: ['005930', '000660'] },
       { channel: 'quote', market: 'kosdaq', codes: ['*'] },
     ]);
     expect(() => parseTopics(['price.kospi'])).toThrow(/not a topic/);
     expect(() => parseTopics(['prices.kospi.005930'])).toThrow(/unknown channel/);
+  });
+
+  // The protocol takes a wildcard alone in a subscribe: merged with codes, the bridge refused the whole feed.
+  it('keeps a wildcard apart from codes of the same feed', () => {
+    expect(parseTopics(['quote.kospi.*', 'quote.kospi.005930', 'quote.kospi.*', 'quote.kospi.000660'])).toEqual([
+      { channel: 'quote', market: 'kospi', codes: ['*'] },
+      { channel: 'quote', market: 'kospi', codes: ['005930', '000660'] },
+    ]);
   });
 });
 
@@ -165,6 +164,54 @@ describe('tail and get against a bridge', () => {
     );
   });
 
+  it('tail follows a whole market and a code of it together', async () => {
+    const f = fakeIo();
+    const done = run(['tail', 'quote.kosdaq.*', 'quote.kosdaq.247540', '--url', tb.wsUrl], f.io);
+    await until(() => f.out().includes('"topic":"quote.kosdaq.247540"') && (f.out().match(/"topic":"quote\.kosdaq\./g) ?? []).length > 100, 10_000, 'lines');
+    f.stop();
+    expect(f.err()).toBe('');
+    expect(await done).toBe(0);
+  });
+
+  it('tail on a terminal smaller than its topics draws what fits, never more lines than the terminal has', async () => {
+    const f = fakeIo({}, true, { rows: 30 });
+    const done = run(['tail', 'quote.kosdaq.*', '--url', tb.wsUrl], f.io);
+    await until(() => frames(f.out()).length >= 3 && /quote\.kosdaq: /.test(lastFrame(f.out())), 10_000, 'redraws with the feed state');
+    f.stop();
+    expect(await done).toBe(0);
+    const moves = cursorUps(f.out());
+    expect(moves.length).toBeGreaterThan(1);
+    expect(Math.max(...moves)).toBeLessThanOrEqual(29);
+    for (const frame of frames(f.out())) expect(frame.split('\n').length - 1).toBeLessThanOrEqual(29);
+    expect(lastFrame(f.out())).toMatch(/^… and 1\d\d\d more topics \(pipe the output for every change as JSON\)$/m);
+  });
+
+  it('get takes ISO days as well as YYYYMMDD', async () => {
+    const iso = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
+    expect(await run(['get', 'history', 'kospi', '005930', '--from', '2025-04-07', '--to', '2025-04-11'], iso.io)).toBe(0);
+    const compact = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
+    expect(await run(['get', 'history', 'kospi', '005930', '--from', '20250407', '--to', '20250411'], compact.io)).toBe(0);
+    expect(iso.out()).toBe(compact.out());
+    expect((JSON.parse(iso.out()) as { hisLists: { trdDd: string }[] }).hisLists.map((r) => r.trdDd)).toEqual([
+      '20250411',
+      '20250410',
+      '20250409',
+      '20250408',
+      '20250407',
+    ]);
+  });
+
+  it('get says why the bridge refuses the connection, as tail does', async () => {
+    const url = `${tb.wsUrl}/nope`;
+    const refusal = `krx-bridge: cannot connect to ${url}: the server refused the connection: not found (HTTP 404)\n`;
+    const g = fakeIo();
+    expect(await run(['get', 'master', 'kospi', '005930', '--url', url, '--timeout', '1500'], g.io)).toBe(2);
+    expect(g.err()).toBe(refusal);
+    const t = fakeIo();
+    expect(await run(['tail', 'price.kospi.005930', '--url', url, '--timeout', '1500'], t.io)).toBe(2);
+    expect(t.err()).toBe(refusal);
+  });
+
   it('get prints a lookup as JSON', async () => {
     const f = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
     expect(await run(['get', 'history', 'kospi', '005930', '--period', 'D', '--count', '3'], f.io)).toBe(0);
@@ -172,6 +219,39 @@ describe('tail and get against a bridge', () => {
     const g = fakeIo({ KRX_BRIDGE_URL: tb.wsUrl });
     expect(await run(['get', 'master', 'kospi', '999999'], g.io)).toBe(2);
     expect(g.err()).toMatch(/^krx-bridge: invalid_code: /);
+  });
+});
+
+describe('options of tail and get, checked before anything is sent', () => {
+  it.each([
+    [['tail', 'price.kospi.005930', '--timeout', 'abc'], '--timeout takes a whole number of milliseconds, 1 or more (e.g. 5000), got "abc"'],
+    [['tail', 'price.kospi.005930', '--timeout', '0'], '--timeout takes a whole number of milliseconds, 1 or more (e.g. 5000), got "0"'],
+    [['get', 'master', 'kospi', '005930', '--timeout', 'abc'], '--timeout takes a whole number of milliseconds, 1 or more (e.g. 5000), got "abc"'],
+    [['get', 'master', 'kospi', '005930', '--timeout', '1.5'], '--timeout takes a whole number of milliseconds, 1 or more (e.g. 5000), got "1.5"'],
+    [['get', 'history', 'kospi', '005930', '--count', 'abc'], '--count takes a whole number from 1 to 100, got "abc"'],
+    [['get', 'history', 'kospi', '005930', '--count', '101'], '--count takes a whole number from 1 to 100, got "101"'],
+    [['get', 'intraday', 'kospi', '005930', '--interval', '1e1'], '--interval takes 10, 60 or 600 (seconds), got "1e1"'],
+    [['get', 'intraday', 'kospi', '005930', '--interval', '30'], '--interval takes 10, 60 or 600 (seconds), got "30"'],
+    [['get', 'history', 'kospi', '005930', '--from', '2026-13-01'], '--from takes a day, YYYYMMDD or YYYY-MM-DD, got "2026-13-01"'],
+    [['get', 'history', 'kospi', '005930', '3'], 'unexpected argument "3" (usage: krx-bridge get <resource> <market> [code]; see --help)'],
+    [['tail', 'price.kospi.005930', '--url', 'notaurl'], `not a URL: "notaurl" (the bridge's WebSocket, e.g. ws://localhost:8080/ws)`],
+    [
+      ['get', 'master', 'kospi', '005930', '--url', 'http://127.0.0.1:18400/ws'],
+      'not a WebSocket URL: "http://127.0.0.1:18400/ws" (expected ws:// or wss://, e.g. ws://localhost:8080/ws; did you mean ws://127.0.0.1:18400/ws?)',
+    ],
+  ] as [string[], string][])('%j exits 1: %s', async (argv, message) => {
+    // A bridge that would answer: nothing may be sent to it.
+    const f = fakeIo({ KRX_BRIDGE_URL: 'ws://127.0.0.1:1/ws' });
+    const t0 = Date.now();
+    expect(await run(argv, f.io)).toBe(1);
+    expect(f.err()).toBe(`krx-bridge: ${message}\n`);
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it('a KRX_BRIDGE_URL that is not a WebSocket URL is a usage error too', async () => {
+    const f = fakeIo({ KRX_BRIDGE_URL: 'https://bridge.example/ws' });
+    expect(await run(['tail', 'price.kospi.005930'], f.io)).toBe(1);
+    expect(f.err()).toMatch(/^krx-bridge: not a WebSocket URL: "https:\/\/bridge\.example\/ws" \(.*did you mean wss:\/\/bridge\.example\/ws\?\)\n$/);
   });
 });
 
