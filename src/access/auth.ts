@@ -85,6 +85,18 @@ export function tokenDigest(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/**
+ * Whether a token is a compact JWS in the one encoding of its bytes:
+ * three parts of base64url without padding or stray low bits. Decoders
+ * accept `sig=` and a last character with other unused bits as the same
+ * bytes, so a token without `sub` (its client is its hash) could otherwise
+ * be varied into several clients, each with its own lookup share.
+ */
+function canonicalJws(token: string): boolean {
+  const parts = token.split('.');
+  return parts.length === 3 && parts.every((p) => p.length > 0 && /^[\w-]+$/.test(p) && Buffer.from(p, 'base64url').toString('base64url') === p);
+}
+
 /** The token of a request: `Authorization: Bearer <token>` first, else the `token` query parameter. */
 export function tokenOf(req: AuthRequest): string | undefined {
   const h = req.headers.authorization;
@@ -200,7 +212,7 @@ export class Authenticator {
       const stillValid = () => this.tokens.has(digest);
       return { ok: true, clientId: stat.id ?? `token:${hash}`, tokenHash: hash, stillValid, ...(stat.limits ? { limits: stat.limits } : {}) };
     }
-    if (this.secret === undefined || token.split('.').length !== 3) return refuse('token not valid');
+    if (this.secret === undefined || !canonicalJws(token)) return refuse('token not valid');
     return this.verifyJwt(token, hash);
   }
 

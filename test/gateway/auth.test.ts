@@ -56,6 +56,23 @@ describe('auth units', () => {
     const forged = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('other-secret'));
     expect(await a.authenticate(req(forged))).toMatchObject({ ok: false, message: 'token not valid' });
   });
+  it('refuses a JWT in another encoding of the same bytes (padding, stray bits): a token without sub cannot be varied into more clients', async () => {
+    const a = new Authenticator({ jwtSecret: SECRET });
+    const req = (t: string) => ({ headers: { authorization: `Bearer ${t}` } });
+    const token = await jwt({}, nowSec() + 60);
+    const ok = await a.authenticate(req(token));
+    expect(ok).toMatchObject({ ok: true, clientId: expect.stringMatching(/^jwt:/) });
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    // HS256: 32 bytes, 43 characters; the last carries two unused bits.
+    const last = sig.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const strayBits = alphabet[alphabet.indexOf(last) ^ 1]!;
+    const variants = [`${token}=`, `${token}==`, `${h}.${p}.${sig.slice(0, -1)}${strayBits}`, `${h}=.${p}.${sig}`];
+    for (const v of variants) {
+      expect(Buffer.from(v.split('.')[2]!, 'base64url').equals(Buffer.from(sig, 'base64url')), v).toBe(true);
+      expect(await a.authenticate(req(v)), v).toMatchObject({ ok: false, status: 401, message: 'token not valid' });
+    }
+  });
   it('is open by default', async () => {
     const a = new Authenticator();
     expect(a.required).toBe(false);
