@@ -20,11 +20,14 @@ import { exportFeed, listRecordings, type RecordingsSource } from './recordings.
 import { pageHeaders } from './headers.js';
 import { CORS_ROUTES, PREFLIGHT_HEADERS, corsHeaders } from './cors.js';
 import { queryParams } from '../access/params.js';
+import { MAX_PIPELINED, PipelineLimit, type Admission } from './pipelining.js';
+import { RequestLimiter } from './request-limiter.js';
 
 /**
  * The HTTP side of the bridge on node:http: the demo page (or a static
  * directory), health and readiness, `/status`, `/metrics`, symbol search
- * and the REST passthrough. Only GET and HEAD. See docs/OPERATIONS.md §HTTP.
+ * and the REST passthrough. Only GET and HEAD; at most `MAX_PIPELINED`
+ * responses outstanding per connection. See docs/OPERATIONS.md §HTTP.
  */
 
 /** What the HTTP routes need. */
@@ -51,7 +54,11 @@ export interface HttpDeps {
   readonly auth?: Authenticator;
   /** Directory of the demo page and its assets; default none (a placeholder page at `/`). */
   readonly staticDir?: string;
-  /** Passthrough requests per client (token or address) per minute; default 60. */
+  /**
+   * `/api` and `/recordings` requests per client per minute; default 60.
+   * Counted against the address before the token is checked, then against
+   * the token's client instead when it is valid.
+   */
   readonly apiPerMinute?: number;
   /** `/status` and `/symbols` requests per client address per minute; default 300. */
   readonly infoPerMinute?: number;
@@ -86,8 +93,11 @@ interface Ctx {
   readonly deps: HttpDeps;
   readonly logger: Logger;
   readonly now: () => number;
-  readonly limiter: KeyedRateLimiter;
+  readonly limiter: RequestLimiter;
   readonly infoLimiter: KeyedRateLimiter;
+  readonly pipelining: PipelineLimit;
+  /** The `/metrics` render under way, shared by the requests that come while it runs. */
+  rendering: Promise<string> | undefined;
   readonly lookups: LookupLimits;
   readonly version: string;
 }
@@ -108,27 +118,32 @@ export function createHttpHandler(deps: HttpDeps): HttpHandler {
     deps,
     logger: deps.logger ?? silentLogger(),
     now: deps.now ?? Date.now,
-    limiter: new KeyedRateLimiter(deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE),
+    limiter: new RequestLimiter(deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE),
     infoLimiter: new KeyedRateLimiter(deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE),
+    pipelining: new PipelineLimit(),
+    rendering: undefined,
     lookups: deps.lookups ?? new LookupLimits({ perMinute: 120, clientShare: 1, shareCap: () => null, now: deps.now ?? Date.now }),
     version: deps.version ?? packageVersion(),
   };
   return (req, res) => {
     // The one place a request can fail: nothing a client sends may throw out of this listener.
     try {
-      handle(ctx, req, res);
+      const admission = ctx.pipelining.admit(req, res);
+      // Behind a refusal on its connection: no work at all, and no answer (the connection closes after the refusal).
+      if (admission !== 'drop') handle(ctx, req, res, admission);
     } catch (err) {
       failed(ctx, res, err, req.url);
     }
   };
 }
 
-function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
+function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse, admission: Admission): void {
   const url = parseTarget(req.url);
   // RFC 9112 §3.2: an HTTP/1.1 request without a Host header is a 400.
   const hostless = req.httpVersion === '1.1' && req.headers.host === undefined;
   if (url === undefined || hostless) {
     res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: 'invalid', status: String(res.statusCode) }));
+    if (admission === 'refuse') return refusePipelined(res);
     return sendError(res, 400, 'bad_request', hostless ? 'an HTTP/1.1 request needs a Host header' : 'the request target is not a valid path');
   }
   const [name, route] =
@@ -140,6 +155,7 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
         ? ['recordings', recordingsRoute]
         : ['page', pageRoute]);
   res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: name, status: String(res.statusCode) }));
+  if (admission === 'refuse') return refusePipelined(res);
   const cors = CORS_ROUTES.has(name)
     ? corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, ctx.deps.allowedOrigins)
     : undefined;
@@ -158,6 +174,11 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse): void {
   Promise.resolve()
     .then(() => route(ctx, req, res, url))
     .catch((err: unknown) => failed(ctx, res, err, url.pathname));
+}
+
+/** Answers the first request past `MAX_PIPELINED` outstanding on its connection, and closes the connection after it. */
+function refusePipelined(res: ServerResponse): void {
+  sendError(res, 429, 'rate_limited', `at most ${MAX_PIPELINED} requests unanswered per connection`, { 'Retry-After': '1', Connection: 'close' });
 }
 
 function failed(ctx: Ctx, res: ServerResponse, err: unknown, path: string | undefined): void {
@@ -190,8 +211,19 @@ async function statusRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse): 
 }
 
 async function metricsRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const reg = c.deps.metrics.registry;
-  sendText(res, 200, await reg.metrics(), reg.contentType);
+  sendText(res, 200, await renderMetrics(c), c.deps.metrics.registry.contentType);
+}
+
+/**
+ * The registry's text: one render shared by the requests that come while
+ * it runs (pipelined on a connection, or a burst). Nothing is kept after
+ * it: a later request (a scraper's next scrape) is rendered afresh.
+ */
+function renderMetrics(c: Ctx): Promise<string> {
+  c.rendering ??= c.deps.metrics.registry.metrics().finally(() => {
+    c.rendering = undefined;
+  });
+  return c.rendering;
 }
 
 /** The parameters `/symbols` takes. */
@@ -220,18 +252,33 @@ function symbolsRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse, url: U
   sendJson(res, 200, { symbols: c.deps.symbols.search(q, limit, market, offset) });
 }
 
+/**
+ * Admits a request of `/api` or `/recordings`: counted against its address
+ * before its token is checked (a guess is counted like any request), then,
+ * when the token is valid, given back to the address and counted against
+ * the token's client instead. The key it counted against, or undefined when
+ * it was refused (401, 403 or 429, answered here).
+ */
+async function admitClient(c: Ctx, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+  const address = clientAddress(req, c.deps.trustProxy);
+  if (!c.limiter.take(address, c.now())) return void rateLimited(c, res);
+  if (c.deps.auth === undefined) return address;
+  const a = await c.deps.auth.authenticate(req);
+  if (!a.ok) return void sendError(res, a.status, a.code, a.message);
+  if (a.clientId === undefined) return address;
+  c.limiter.giveBack(address, c.now());
+  if (!c.limiter.take(a.clientId, c.now())) return void rateLimited(c, res);
+  return a.clientId;
+}
+
+/** The 429 of a client past `apiPerMinute`. */
+function rateLimited(c: Ctx, res: ServerResponse): void {
+  sendError(res, 429, 'rate_limited', `at most ${c.limiter.perMinute} requests per minute`, { 'Retry-After': '1' });
+}
+
 async function apiRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  let key = clientAddress(req, c.deps.trustProxy);
-  if (c.deps.auth !== undefined) {
-    const a = await c.deps.auth.authenticate(req);
-    if (!a.ok) return sendError(res, a.status, a.code, a.message);
-    if (a.clientId !== undefined) key = a.clientId;
-  }
-  if (!c.limiter.take(key, c.now())) {
-    return sendError(res, 429, 'rate_limited', `at most ${c.deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE} requests per minute`, {
-      'Retry-After': '1',
-    });
-  }
+  const key = await admitClient(c, req, res);
+  if (key === undefined) return;
   const r = resolveApiRequest(url.pathname, url.searchParams);
   if (!r.ok) return sendError(res, r.status, r.code, r.message);
   const unlisted = unlistedCode(r, c.deps.symbols);
@@ -243,19 +290,11 @@ async function apiRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: 
   await answerApi(c.deps.onDemand, r, res, c.logger, c.now, { spend: c.lookups.spender(key) });
 }
 
-/** `/recordings` and its exports: behind the token like `/api`, and counted in its rate. */
+/** `/recordings` and its exports: behind the token like `/api`, and counted in its rate (before the token is checked, like `/api`). */
 async function recordingsRoute(c: Ctx, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const src = c.deps.recordings;
   if (src === undefined) return sendError(res, 404, 'recording_off', 'this server does not record (RECORD=off): no recordings, no replay');
-  let key = clientAddress(req, c.deps.trustProxy);
-  if (c.deps.auth !== undefined) {
-    const a = await c.deps.auth.authenticate(req);
-    if (!a.ok) return sendError(res, a.status, a.code, a.message);
-    if (a.clientId !== undefined) key = a.clientId;
-  }
-  if (!c.limiter.take(key, c.now())) {
-    return sendError(res, 429, 'rate_limited', `at most ${c.deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE} requests per minute`, { 'Retry-After': '1' });
-  }
+  if ((await admitClient(c, req, res)) === undefined) return;
   if (url.pathname === '/recordings') return listRecordings(src, res);
   return exportFeed(src, url.pathname, url.searchParams, res);
 }

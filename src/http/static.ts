@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream';
 import { realpath, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, relative, resolve, sep } from 'node:path';
@@ -80,7 +81,9 @@ export interface StaticOptions {
  * sent) when there is no such file inside `root`, or it is a source map
  * and `sourceMaps` is off. HTML pages get the security headers of
  * headers.ts (the example pages under `examples/` may run their inline
- * script).
+ * script). The file is closed when its response is written or abandoned
+ * (the client went, also with the response still queued behind others on a
+ * pipelined connection).
  */
 export async function serveStatic(root: string, urlPath: string, req: IncomingMessage, res: ServerResponse, opts: StaticOptions = {}): Promise<boolean> {
   const file = await findFile(root, urlPath);
@@ -101,14 +104,21 @@ export async function serveStatic(root: string, urlPath: string, req: IncomingMe
     res.end();
     return true;
   }
+  // The connection went while the file was looked up: open nothing for it.
+  if (req.socket.destroyed) {
+    res.destroy();
+    return true;
+  }
   await new Promise<void>((done) => {
     const stream = createReadStream(file);
-    stream.on('error', () => {
-      res.destroy();
-      done();
+    // Settled when the file is closed, whichever way: read to its end, or destroyed with the response.
+    stream.once('close', done);
+    // A failed read or a response that closes first (the client went) destroys the other, and the file is closed.
+    pipeline(stream, res, () => {});
+    // A response queued behind others on a pipelined connection never closes when the connection goes; its request does.
+    req.once('close', () => {
+      if (req.socket.destroyed) stream.destroy();
     });
-    stream.on('end', () => done());
-    stream.pipe(res);
   });
   return true;
 }

@@ -257,4 +257,32 @@ describe('REST passthrough', () => {
     expect((await get('/api/v2/market/stocks/kospi/005930/master?token=http-token-1')).status).toBe(429);
     expect((await get('/api/v2/market/stocks/kospi/005930/master?token=http-token-2')).status).toBe(200);
   });
+
+  it('counts requests against their address before checking the token: guessing is rate-limited too', async () => {
+    const auth = new Authenticator({ tokens: ['http-token-1'] });
+    h = await startHarness({ auth }, { auth, apiPerMinute: 3, recordings: { dir: mkdtempSync(join(tmpdir(), 'krx-rec-')) } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get(`/api/v2/market/stocks/kospi/005930/master?token=guess-${i}`)).status);
+    const over = await get('/api/v2/market/stocks/kospi/005930/master?token=guess-3');
+    expect([...statuses, over.status]).toEqual([401, 401, 401, 429]);
+    expect(JSON.parse(over.body).error).toEqual({ code: 'rate_limited', message: 'at most 3 requests per minute' });
+    expect(over.headers['retry-after']).toBe('1');
+    // The same count for the recordings, and for a valid token from that address: it is refused before it is checked.
+    expect((await get('/recordings', { headers: { Authorization: 'Bearer guess-4' } })).status).toBe(429);
+    expect((await get('/api/v2/market/stocks/kospi/005930/master?token=http-token-1')).status).toBe(429);
+    expect(h.onDemand.calls).toHaveLength(0);
+  });
+
+  it('counts /recordings guesses too, and valid tokens against their token, not their address', async () => {
+    const auth = new Authenticator({ tokens: ['http-token-1'] });
+    h = await startHarness({ auth }, { auth, apiPerMinute: 2, recordings: { dir: mkdtempSync(join(tmpdir(), 'krx-rec-')) } });
+    // A valid token spends its own minute, and gives back its address's.
+    expect((await get('/recordings?token=http-token-1')).status).toBe(200);
+    expect((await get('/api/v2/market/stocks/kospi/005930/master?token=http-token-1')).status).toBe(200);
+    expect((await get('/recordings?token=http-token-1')).status).toBe(429);
+    // The address's minute is whole: two guesses are refused as such, the third is over the rate.
+    const guesses = [];
+    for (let i = 0; i < 3; i++) guesses.push((await get('/recordings', { headers: { Authorization: `Bearer guess-${i}` } })).status);
+    expect(guesses).toEqual([401, 401, 429]);
+  });
 });
