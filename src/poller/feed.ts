@@ -280,12 +280,15 @@ export class Feed {
       this.closedWhy = undefined;
     }
     const settled = since === undefined ? 0 : since + CLOSE_SETTLE_MS;
-    const missing = this.missingCodes(settled);
-    const waiting = now < settled && (missing.codes.length > 0 || missing.wildcard);
-    if (!waiting && (missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now)) {
-      const fetched = (this.closedFetched ??= new Set());
-      for (const c of missing.codes) fetched.add(c);
-      if (missing.wildcard) fetched.add('*');
+    // Until the close has settled, only what it holds nothing of (fetched again once settled); then what it saw before.
+    const early = now < settled;
+    const missing = this.missingCodes(early ? undefined : settled);
+    if ((missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now)) {
+      if (!early) {
+        const fetched = (this.closedFetched ??= new Set());
+        for (const c of missing.codes) fetched.add(c);
+        if (missing.wildcard) fetched.add('*');
+      }
       const plan = planClosed(this.channel, this.market, this.family, missing, (p) => ctx.clock.provides(p));
       this.closedWhy = plan.why;
       if (plan.calls.length > 0) {
@@ -301,7 +304,7 @@ export class Feed {
     this.setState('closed', reason, 0);
     // Look again when the close has settled, and when the market leaves `closed` (the pre-market, after-hours), before the open that `opensAt` announces.
     const resumesAt = ctx.clock.resumesAt();
-    const wake = waiting ? Math.min(ctx.closedCheckMs, settled - now) : ctx.closedCheckMs;
+    const wake = early ? Math.min(ctx.closedCheckMs, settled - now) : ctx.closedCheckMs;
     return resumesAt === undefined ? wake : Math.max(0, Math.min(wake, resumesAt - ctx.clock.now()));
   }
 
@@ -330,18 +333,19 @@ export class Feed {
 
   /**
    * The wanted codes, and the whole market, this feed holds no row for, or
-   * only one last seen before `settled` (the close, settled), and has not
-   * fetched since the close.
+   * only one last seen before `settled` (the close, settled; undefined: no
+   * row only), and has not fetched since the close.
    */
-  private missingCodes(settled: number): Missing {
+  private missingCodes(settled: number | undefined): Missing {
     const w = this.wanted();
     const done = this.closedFetched;
+    const seenBefore = (ts: number | undefined): boolean => settled !== undefined && (ts ?? 0) < settled;
     const codes: string[] = [];
     for (const code of w.codes) {
       const e = this.ctx.store.entry(this.channel, this.market, code);
-      if ((e === undefined || e.seenTs < settled) && !done?.has(code)) codes.push(code);
+      if ((e === undefined || seenBefore(e.seenTs)) && !done?.has(code)) codes.push(code);
     }
-    return { codes, wildcard: w.wildcard && (!this.holdsRows() || (this.lastOkTs ?? 0) < settled) && !done?.has('*') };
+    return { codes, wildcard: w.wildcard && (!this.holdsRows() || seenBefore(this.lastOkTs)) && !done?.has('*') };
   }
 
   /** Whether the store holds any row of this feed. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { LocalBus } from '../../src/bus/bus.js';
@@ -103,11 +104,13 @@ const CASES: Case[] = [
     what: 'the close, before after-hours',
     state: 'closed',
     opens: '2026-11-25 09:00',
-    calls: { [LISTS]: 1, [BOOK]: 1 },
+    // At once, and again once the close has settled (the closing auction's result).
+    calls: { [LISTS]: 2, [BOOK]: 2 },
     book: 'market closed',
   },
   { at: '2026-11-24 15:40', what: 'after-hours at the close', state: 'live', opens: null, calls: LISTS },
-  { at: '2026-11-24 18:00', what: 'the end of after-hours', state: 'closed', opens: '2026-11-25 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
+  // At once, and again once the day's last match has settled.
+  { at: '2026-11-24 18:00', what: 'the end of after-hours', state: 'closed', opens: '2026-11-25 09:00', calls: { [CLOSE]: 4 }, book: NOTHING },
   { at: '2026-12-25 10:00', what: 'Christmas', state: 'closed', opens: '2026-12-28 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-09-25 10:00', what: 'Chuseok', state: 'closed', opens: '2026-09-28 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-12-31 10:00', what: 'the year-end closure', state: 'closed', opens: '2027-01-04 10:00', calls: { [CLOSE]: 2 }, book: NOTHING },
@@ -157,7 +160,9 @@ describe('around the clock: `npm start` under a set wall clock', () => {
         }
         expect(quote.reason).toBe('market closed');
         expect(quote.asOf).toBeGreaterThan(0);
-        // Nothing more while closed: the same calls a while later (a window, not a wait: a feed polling as if open would call within its 1 s interval).
+        // The calls of the closed stretch (those of the close come 10 s after it), then nothing more while closed: the
+        // same calls a while later (a window, not a wait: a feed polling as if open would call within its 1 s interval).
+        await until(async () => isDeepStrictEqual(await feedCalls(b), c.calls), 20_000, `the calls ${JSON.stringify(c.calls)}`, 200);
         await sleep(1500);
         expect(await feedCalls(b)).toEqual(c.calls);
       }

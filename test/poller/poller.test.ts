@@ -477,9 +477,9 @@ describe('the feed around the clock (injected clock)', () => {
     ['2026-11-24T08:29:00+09:00', 'closed', '2026-11-24T09:00:00+09:00', 1, CLOSE], // the day before's close
     ['2026-11-24T08:30:00+09:00', 'live', null, 60, LISTS], // the pre-market is polled
     ['2026-11-24T09:00:00+09:00', 'live', null, 60, LISTS],
-    ['2026-11-24T15:30:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 1, LISTS], // the snapshot still holds the day's last state
+    ['2026-11-24T15:30:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 2, LISTS], // the snapshot still holds the day's last state: at once, and again once the close has settled
     ['2026-11-24T15:40:00+09:00', 'live', null, 60, LISTS], // after-hours
-    ['2026-11-24T18:00:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 1, CLOSE],
+    ['2026-11-24T18:00:00+09:00', 'closed', '2026-11-25T09:00:00+09:00', 2, CLOSE], // at once, and again once the day's last match has settled
     ['2026-12-25T10:00:00+09:00', 'closed', '2026-12-28T09:00:00+09:00', 1, CLOSE], // Christmas
     ['2026-09-25T10:00:00+09:00', 'closed', '2026-09-28T09:00:00+09:00', 1, CLOSE], // Chuseok
     ['2026-12-31T10:00:00+09:00', 'closed', '2027-01-04T10:00:00+09:00', 1, CLOSE], // the year-end closure; the New Year late open
