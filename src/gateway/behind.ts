@@ -20,7 +20,7 @@ export class Behind {
   private passStart = 0;
   private passFound = 0;
 
-  /** Behind since tick `since` (the first batch it may not have received in full), at `at` (ms epoch). */
+  /** Behind since tick `since` (the first batch it may not have received in full), at `at` (ms, monotonic clock). */
   constructor(
     private since: number,
     readonly at: number,

@@ -85,6 +85,9 @@ function releaser(conns: ConnectionCounter, addr: string): () => void {
 /** Why `/ws/replay` is refused on a server that does not record (the upgrade's `error` frame, the plain GET's body). */
 const NO_REPLAY = 'this server does not record (RECORD=off): no replay';
 
+/** The default monotonic clock (`performance.now` needs its object as `this`). */
+const monotonicNow = (): number => performance.now();
+
 /** The key of the total count in the connection counter (no address looks like it). */
 const ALL = '\u0000all';
 
@@ -109,7 +112,10 @@ export class Gateway {
   private pingTimer: NodeJS.Timeout | undefined;
   private readonly path: string;
   private readonly serverName: string;
+  /** Wall clock (ms epoch): timestamps on the wire, token expiry, lookups' dates. */
   private readonly now: () => number;
+  /** Monotonic clock (ms): heartbeats, slow-consumer timers, rate limits. */
+  private readonly monotonic: () => number;
   private readonly ctx: HandlerContext;
   private readonly host: SessionHost;
   private readonly inbound: InboundQueue;
@@ -125,6 +131,7 @@ export class Gateway {
     this.metrics = opts.metrics;
     this.store = opts.store;
     this.now = opts.now ?? Date.now;
+    this.monotonic = opts.monotonic ?? monotonicNow;
     this.baseLimits = resolveLimits(opts.limits);
     this.heartbeatMs = opts.heartbeatMs ?? GATEWAY_DEFAULTS.heartbeatMs;
     this.path = opts.path ?? GATEWAY_DEFAULTS.path;
@@ -310,7 +317,11 @@ export class Gateway {
     };
   }
 
-  /** A replay (`/ws/replay`): checked against the recordings, then played by the replay server within the limits a live connection would get. */
+  /**
+   * A replay (`/ws/replay`): checked against the recordings, then played by
+   * the replay server within the limits a live connection would get, its
+   * codes checked against the same listing.
+   */
   private acceptReplay(replay: ReplayEndpoint, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted): void {
     replay.check(req.url).then(
       (r) => {
@@ -318,7 +329,8 @@ export class Gateway {
         if (!r.ok) return this.refuseReplay(req, socket, head, wireError(r.refusal.code, r.refusal.message));
         socket.removeListener('error', destroyOnError);
         this.metrics.connections.inc({ outcome: 'replay' });
-        replay.accept(req, socket, head, r.query, grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits));
+        const limits = grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits);
+        replay.accept(req, socket, head, r.query, limits, this.opts.symbols);
       },
       (err: unknown) => {
         this.logger.error({ err }, 'replay check failed unexpectedly');
@@ -385,7 +397,7 @@ export class Gateway {
         gw.inbound.push(sessionOf(this), data, isBinary);
       },
       pong(this: WebSocket): void {
-        sessionOf(this).lastSeen = gw.now();
+        sessionOf(this).lastSeen = gw.monotonic();
       },
       error(this: WebSocket, err: Error & { code?: string }): void {
         // ws closes the connection itself on a bad frame; count it with the others the server closes.
@@ -453,7 +465,7 @@ export class Gateway {
    * A connection behind is not timed (`heartbeatCheck`).
    */
   private beat(): void {
-    const now = this.now();
+    const now = this.monotonic();
     for (const s of this.sessions) {
       if (s.closing) continue;
       const seen = heartbeatCheck(now, s.lastSeen, this.heartbeatMs, this.behind.has(s));
@@ -473,7 +485,7 @@ export class Gateway {
 
   private checkBehind(): void {
     if (this.behind.size === 0) return;
-    const now = this.now();
+    const now = this.monotonic();
     for (const s of this.behind) if (!s.closing) s.check(now);
   }
 
@@ -487,7 +499,7 @@ export class Gateway {
       sendOptions: { binary: false, compress },
       directWrite: this.opts.directWrite ?? GATEWAY_DEFAULTS.directWrite,
       clock: this.clock,
-      now: this.now,
+      monotonic: this.monotonic,
       owed: (s, since) => owedSnapshots(this.store, this.index, this.clock, s, since),
       wrote: (bytes) => {
         metrics.framesOut.inc();
@@ -532,6 +544,7 @@ export class Gateway {
       families: this.opts.families ?? GATEWAY_DEFAULTS.families,
       logger: this.logger,
       now: this.now,
+      monotonic: this.monotonic,
       statusOf: (c, m) => this.statuses.frame(c, m),
       sent: (type, n) => this.host.sent(type, n),
       error: (s, err, id) => this.sendError(s, err, id),

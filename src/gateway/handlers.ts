@@ -52,7 +52,10 @@ export interface HandlerContext {
   readonly replies: ReplyQueue;
   readonly families: Families;
   readonly logger: Logger;
+  /** The wall clock, ms epoch: times that go on the wire (`pong.ts`). */
   now(): number;
+  /** The monotonic clock, ms: the inbound rate and flood limits, `lastSeen`. */
+  monotonic(): number;
   /** The serialised current `status` of a feed, if known. */
   statusOf(channel: Channel, market: Market): string | undefined;
   /** Counts messages sent, by type. */

@@ -2,10 +2,10 @@ import type { RawData } from 'ws';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CloseName } from '../protocol/errors.js';
-import type { ClientMsg } from '../protocol/messages.js';
+import type { ClientMsg, RequestId } from '../protocol/messages.js';
 import { wireError } from '../protocol/errors.js';
 import { onGet, onPing, onResync, onSubscribe, onUnsubscribe, type HandlerContext } from './handlers.js';
-import { parseClientFrame } from './requests.js';
+import { parseClientFrame, peekRequestId, rateLimited } from './requests.js';
 import type { Session } from './session.js';
 
 /**
@@ -32,14 +32,26 @@ function rawBytes(data: RawData): Buffer {
 /** Most time spent handling client frames in one turn of the event loop before the rest wait for the next turn. */
 const MS_PER_TURN = 4;
 
+/** A frame over the rate limit, to be refused: all that is kept of it is its `id`, read without parsing it (`peekRequestId`). */
+class Refusal {
+  /** The refusal of a frame whose id is `id` (undefined: none could be read for certain). */
+  constructor(readonly id: RequestId | undefined) {}
+}
+
+/** The refusal of a frame without a readable id (one object for all of them: a flood allocates nothing for it). */
+const NO_ID = new Refusal(undefined);
+
+/** What is done with a frame on arrival: handled (its bytes), refused (`Refusal`), the connection closed (`'close'`), or nothing (`false`). */
+type Admitted = Buffer | Refusal | 'close' | false;
+
 interface Pending {
   readonly s: Session;
   /**
    * The frame; or, in order with the answers before them, the refusal of a
-   * frame over the rate limit (`undefined`), or the close (1008) of a
-   * connection past the flood or violation limits (`'close'`).
+   * frame over the rate limit, or the close (1008) of a connection past the
+   * flood or violation limits (`'close'`).
    */
-  readonly bytes: Buffer | undefined | 'close';
+  readonly bytes: Buffer | Refusal | 'close';
   readonly isBinary: boolean;
 }
 
@@ -71,7 +83,7 @@ export class InboundQueue {
 
   /** Takes one client frame of `s`: accounts for it now, and handles it now or, past this turn's budget, in a later turn. Never throws. */
   push(s: Session, data: RawData, isBinary: boolean): void {
-    const bytes = admit(this.deps, s, data);
+    const bytes = admit(this.deps, s, data, isBinary);
     if (bytes === false) return;
     if (this.head === this.queue.length && this.withinTurn()) return handleFrame(this.deps, s, bytes, isBinary);
     if (bytes === 'close') s.condemned = true;
@@ -119,13 +131,15 @@ export class InboundQueue {
 
 /**
  * Accounts for a frame of `s` on arrival: its bytes, flood and rate limits.
- * The frame's bytes if it is to be handled, `undefined` if it is to be
- * refused as over the rate limit, `'close'` if the connection is to be
- * closed (1008), `false` if nothing is to be done.
+ * The frame's bytes if it is to be handled, a `Refusal` (with the frame's
+ * id when it can be read without parsing) if it is to be refused as over
+ * the rate limit, `'close'` if the connection is to be closed (1008),
+ * `false` if nothing is to be done.
  */
-function admit(deps: InboundDeps, s: Session, data: RawData): Buffer | undefined | 'close' | false {
+function admit(deps: InboundDeps, s: Session, data: RawData, isBinary: boolean): Admitted {
   const { ctx, metrics } = deps;
-  const now = ctx.now();
+  // Elapsed time (liveness, the rate and flood windows) on the monotonic clock: a step of the wall clock moves none of it.
+  const now = ctx.monotonic();
   s.lastSeen = now;
   const bytes = rawBytes(data);
   metrics.bytesIn.inc(bytes.length);
@@ -133,16 +147,19 @@ function admit(deps: InboundDeps, s: Session, data: RawData): Buffer | undefined
   if (s.flood.hit(now)) return 'close';
   if (!s.inbound.take(now)) {
     metrics.messagesIn.inc({ op: 'rate_limited' });
-    return s.violations.hit(now) ? 'close' : undefined;
+    if (s.violations.hit(now)) return 'close';
+    // Not parsed (a flood costs no parse), but answered with its id when a bounded read finds it for certain: the client can match the refusal.
+    const id = isBinary ? undefined : peekRequestId(bytes);
+    return id === undefined ? NO_ID : new Refusal(id);
   }
   return bytes;
 }
 
 /** Parses and dispatches one admitted frame of `s` (or refuses one over the rate limit, or closes `s`). Never throws. */
-function handleFrame(deps: InboundDeps, s: Session, bytes: Buffer | undefined | 'close', isBinary: boolean): void {
+function handleFrame(deps: InboundDeps, s: Session, bytes: Buffer | Refusal | 'close', isBinary: boolean): void {
   const { ctx, metrics } = deps;
   if (bytes === 'close') return deps.close(s, 'policy');
-  if (bytes === undefined) return ctx.error(s, wireError('rate_limited', `at most ${s.limits.maxMessagesPerSecond} messages per second`));
+  if (bytes instanceof Refusal) return ctx.error(s, rateLimited(s.limits.maxMessagesPerSecond), bytes.id);
   if (isBinary) {
     metrics.messagesIn.inc({ op: 'binary' });
     return ctx.error(s, wireError('bad_request', 'binary frames are not accepted; send JSON text'));

@@ -27,8 +27,12 @@ export interface ReplayEndpoint {
   ): Promise<
     { ok: true; query: unknown } | { ok: false; refusal: { readonly status: number; readonly code: 'bad_request' | 'not_recorded'; readonly message: string } }
   >;
-  /** Completes the upgrade of a checked request and plays its `query` within `limits`. */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: unknown, limits: Limits): void;
+  /**
+   * Completes the upgrade of a checked request and plays its `query` within
+   * `limits`, its subscribes' codes checked against `listed` (the listing
+   * `/ws` checks them against) as well as the recording.
+   */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: unknown, limits: Limits, listed: SymbolLookup): void;
   /** Closes every replay (1001). */
   close(): void;
 }
@@ -105,8 +109,20 @@ export interface GatewayOptions {
   readonly closeTimeoutMs?: number;
   /** Take the client address from `X-Forwarded-For` (only behind a proxy that sets it); default false. */
   readonly trustProxy?: boolean;
-  /** Clock, ms epoch; default Date.now. */
+  /**
+   * Wall clock, ms epoch; default Date.now. Only for what is a time of day:
+   * the `ts` of `welcome` and `pong`, a token's expiry, lookups' default
+   * dates. Elapsed times are measured on `monotonic`.
+   */
   readonly now?: () => number;
+  /**
+   * Monotonic clock, ms from an arbitrary origin; default
+   * `performance.now`. Every elapsed-time check of the gateway runs on it:
+   * heartbeat liveness, how long a connection has been behind, the message
+   * rate and flood limits. A step of the wall clock (NTP, a VM resumed)
+   * then neither cuts clients that answer their pings nor keeps dead ones.
+   */
+  readonly monotonic?: () => number;
 }
 
 /** Default values of the gateway's own options. */

@@ -28,7 +28,8 @@ export interface SessionHost {
   readonly directWrite: boolean;
   /** The change clock (clock.ts): the tick of the latest batch. */
   readonly clock: { readonly tick: number };
-  now(): number;
+  /** The monotonic clock, ms (GatewayOptions.monotonic): rate limits, liveness, time behind. Never the wall clock. */
+  monotonic(): number;
   /** Fresh snapshots of the topics `s` receives that changed in batch `since` or later, one by one. */
   owed(s: Session, since: number): Iterator<string, unknown>;
   /** Counts one frame of `bytes` written. */
@@ -73,7 +74,7 @@ export class Session implements Subscriber {
   readonly inbound: TokenBucket;
   /** Trips when the client floods: more than `floodFactor` × the message limit in one second. */
   readonly flood: WindowCounter;
-  /** Last time the peer showed it is alive (pong or message), ms epoch; while the connection is behind, the last heartbeat (it is not timed then). */
+  /** Last time the peer showed it is alive (pong or message), on the monotonic clock (ms); while the connection is behind, the last heartbeat (it is not timed then). */
   lastSeen: number;
   /** Set once the server started closing the connection. */
   closing = false;
@@ -117,7 +118,7 @@ export class Session implements Subscriber {
     private readonly host: SessionHost,
     floodFactor: number,
   ) {
-    const now = host.now();
+    const now = host.monotonic();
     this.inbound = messageBucket(limits.maxMessagesPerSecond, now);
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * floodFactor), 1000);
     this.lastSeen = now;
@@ -306,7 +307,7 @@ export class Session implements Subscriber {
    * The periodic check of a behind connection: closed with 4008 when too
    * far or too long behind, written to again once its socket drained.
    */
-  check(now = this.host.now()): void {
+  check(now = this.host.monotonic()): void {
     const b = this.behind;
     if (b === undefined || this.closing) return;
     const act = behindAction(this.ws.bufferedAmount, b.skipped + (this.outbox?.chars ?? 0), now - b.at, this.host.policy);
@@ -408,7 +409,7 @@ export class Session implements Subscriber {
   private fallBehind(since: number): Behind {
     // What it is owed are fresh snapshots, whatever seq they carry: nothing is held back any more.
     this.ahead = undefined;
-    const b = (this.behind = new Behind(since, this.host.now(), (from) => this.host.owed(this, from)));
+    const b = (this.behind = new Behind(since, this.host.monotonic(), (from) => this.host.owed(this, from)));
     this.host.slowStep(this, 'conflate', true);
     this.armDrain();
     return b;

@@ -84,9 +84,11 @@ export function behindAction(buffered: number, owed: number, behindMs: number, p
 }
 
 /**
- * What a heartbeat does with a connection last heard from at `lastSeen`:
- * the time to keep as its `lastSeen` and ping it, or undefined to cut it
- * (nothing heard for two heartbeats). A connection `held` by this policy
+ * What a heartbeat at `now` does with a connection last heard from at
+ * `lastSeen`, both read from a monotonic clock (never the wall clock, whose
+ * steps would cut every client or keep dead ones): the time to keep as its
+ * `lastSeen` and ping it, or undefined to cut it (nothing heard for two
+ * heartbeats). A connection `held` by this policy
  * (behind, or waited for) is not timed: its pings wait behind what it has
  * not read, so it cannot answer them; its clock restarts, and this
  * policy's rules close it (4008) if it stays held, as they close a dead

@@ -6,8 +6,11 @@ import type { SubscribeMsg, UnsubscribeMsg } from '../protocol/messages.js';
 import { wireError, type WireError } from '../protocol/errors.js';
 import { type RequestId } from '../protocol/messages.js';
 import { TokenBucket, WindowCounter, messageBucket } from '../access/limits.js';
-import { parseClientFrame, resolveTarget, wildcardTopic, type Target } from '../gateway/requests.js';
+import { checkFeed, parseClientFrame, peekRequestId, rateLimited, resolveTarget, wildcardTopic, type Target } from '../gateway/requests.js';
+import type { SymbolLookup } from '../gateway/handlers.js';
 import { heartbeatCheck, type SlowPolicy } from '../gateway/slow.js';
+import { STOCK_CODE } from '../protocol/topics.js';
+import type { RecordedCodes } from './codes.js';
 import { encode, errorFrame, statusFrame, welcomeFrame } from '../protocol/encode.js';
 import { ReplayOutbox } from './outbox.js';
 import { ReplayState } from './state.js';
@@ -42,9 +45,24 @@ export interface ConnectionOptions {
   readonly onClose?: (code: number) => void;
   /** A slow-consumer step (krx_slow_consumer_total). */
   readonly onSlow?: (step: 'conflate' | 'drain' | 'close') => void;
+  /**
+   * Monotonic clock, ms: every elapsed time of the replay (heartbeats, the
+   * message rate, time behind, the pace of play), as on `/ws`; the wall
+   * clock is only for times of day (`welcome.ts`, where a window into the
+   * present ends).
+   */
+  readonly monotonic: () => number;
+  /** The codes each day's recording holds (a subscribe's codes are checked against them and the bridge's listing). */
+  readonly recorded: RecordedCodes;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A client frame's bytes (ws hands a text frame over as one Buffer unless told otherwise). */
+function bytesOf(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}
 
 /** The reason of the `stale` status a replay gives each feed where the recording stops (the bridge stopped, crashed, or in a cluster no longer polled). */
 export const NOT_RECORDED = 'not recorded: the bridge was not recording';
@@ -61,28 +79,37 @@ export class ReplayConnection {
   private readonly subscribed: Promise<void>;
   private markSubscribed!: () => void;
   private ended = false;
-  /** When the replay was opened: the end of what it plays (a window into the present is the recording up to then). */
+  /** When the replay was opened (wall clock, ms epoch): the end of what it plays (a window into the present is the recording up to then). */
   private readonly openedAt = Date.now();
-  private lastSeen = Date.now();
+  /** When the peer was last heard from, on the monotonic clock. */
+  private lastSeen: number;
   private readonly beat: NodeJS.Timeout;
+  /** The client frames being answered, one after the other (a subscribe may wait for the recording's codes). */
+  private turns: Promise<void> = Promise.resolve();
 
-  /** Plays `q` to `ws` (call `run`), within `limits`. */
+  /**
+   * Plays `q` to `ws` (call `run`), within `limits`; a subscribe's stock
+   * codes must be `listed` (the bridge's listing, as on `/ws`) or held by
+   * the day's recording.
+   */
   constructor(
     private readonly ws: WebSocket,
     private readonly q: ReplayQuery,
     private readonly limits: Limits,
+    private readonly listed: SymbolLookup,
     private readonly opts: ConnectionOptions,
     onGone: () => void,
   ) {
     this.state.clock = kstMs(q.date, q.from);
     this.ready = new Promise((r) => (this.markReady = r));
     this.subscribed = new Promise((r) => (this.markSubscribed = r));
-    const now = Date.now();
+    const now = opts.monotonic();
+    this.lastSeen = now;
     this.inbound = messageBucket(limits.maxMessagesPerSecond, now);
     this.flood = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * opts.floodFactor), 1000);
     this.violations = new WindowCounter(Math.ceil(limits.maxMessagesPerSecond * 5), 10_000);
     this.outbox = new ReplayOutbox(ws, opts.slow, q.speed === 'max', {
-      now: Date.now,
+      now: opts.monotonic,
       snapshots: (topics) => this.state.snapshots(topics),
       closeSlow: () => {
         opts.onSlow?.('close');
@@ -90,8 +117,8 @@ export class ReplayConnection {
       },
       step: (step) => opts.onSlow?.(step),
     });
-    ws.on('message', (data, isBinary) => void this.onMessage(data, isBinary));
-    ws.on('pong', () => (this.lastSeen = Date.now()));
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('pong', () => (this.lastSeen = opts.monotonic()));
     ws.on('close', () => {
       this.ended = true;
       this.outbox.stop();
@@ -103,7 +130,7 @@ export class ReplayConnection {
     this.beat = setInterval(() => {
       // Held by the slow-consumer rules: behind, or waited for by a replay at `max`.
       const held = this.outbox.behind || this.ws.bufferedAmount > opts.slow.conflateBytes;
-      const seen = heartbeatCheck(Date.now(), this.lastSeen, opts.heartbeatMs, held);
+      const seen = heartbeatCheck(opts.monotonic(), this.lastSeen, opts.heartbeatMs, held);
       if (seen === undefined) return this.stop('heartbeatTimeout');
       this.lastSeen = seen;
       this.ws.ping();
@@ -146,7 +173,7 @@ export class ReplayConnection {
     const to = Math.min(kstMs(this.q.date, this.q.to), this.openedAt);
     const st = this.state;
     let playing = false;
-    let wallStart = 0;
+    let playStart = 0;
     let moment = -1;
     // Where the clock starts: `from`, or the recording's first moment when the recording starts after `from` (the
     // reader begins at the segment holding `from`, so `before` is false only then): hours before the first record are
@@ -188,12 +215,12 @@ export class ReplayConnection {
         // The replay clock starts with the client's first subscribe: nothing plays to nobody.
         await this.subscribed;
         if (this.ended) return;
-        wallStart = Date.now();
+        playStart = this.opts.monotonic();
       }
       if (playing && line.t !== moment) {
         // The changes of one recorded moment go out together, as live clients got them in one tick.
         this.outbox.flush();
-        await this.pace(wallStart, start, line.t);
+        await this.pace(playStart, start, line.t);
         if (this.ended) return;
         moment = line.t;
         st.clock = line.t;
@@ -249,16 +276,21 @@ export class ReplayConnection {
     for (const topic of this.state.settleKeyframe()) if (this.state.receives(topic)) this.outbox.update(topic, this.state.snapshotOf(topic)!);
   }
 
-  /** Waits until the recorded moment `t` is due at the replay's speed; at `max`, until the client has read what it was sent. */
-  private async pace(wallStart: number, from: number, t: number): Promise<void> {
+  /**
+   * Waits until the recorded moment `t` is due at the replay's speed
+   * (`playStart`: when play began, on the monotonic clock); at `max`, until
+   * the client has read what it was sent.
+   */
+  private async pace(playStart: number, from: number, t: number): Promise<void> {
+    const now = this.opts.monotonic;
     if (this.q.speed !== 'max') {
-      const wait = wallStart + (t - from) / this.q.speed - Date.now();
+      const wait = playStart + (t - from) / this.q.speed - now();
       if (wait > 0) await sleep(wait);
       return;
     }
-    const since = Date.now();
+    const since = now();
     while (!this.ended && this.ws.bufferedAmount > this.opts.slow.conflateBytes) {
-      if (Date.now() - since > this.opts.slow.maxBehindMs) {
+      if (now() - since > this.opts.slow.maxBehindMs) {
         this.opts.onSlow?.('close');
         return this.stop('slowConsumer');
       }
@@ -274,26 +306,38 @@ export class ReplayConnection {
       const [channel, market] = feed.split('.') as [Channel, Market];
       this.outbox.send(statusFrame({ market, channel, state: 'closed', intervalMs: 0, reason: 'replay ended', ts: this.state.clock }));
     }
-    const since = Date.now();
-    while (!this.ended && this.ws.bufferedAmount > 0 && Date.now() - since < this.opts.slow.maxBehindMs) await sleep(10);
+    const now = this.opts.monotonic;
+    const since = now();
+    while (!this.ended && this.ws.bufferedAmount > 0 && now() - since < this.opts.slow.maxBehindMs) await sleep(10);
     this.stop('normal', 'replay ended');
   }
 
-  private async onMessage(data: RawData, isBinary: boolean): Promise<void> {
-    const now = Date.now();
+  private onMessage(data: RawData, isBinary: boolean): void {
+    const now = this.opts.monotonic();
     this.lastSeen = now;
     if (this.ended) return;
-    // The inbound limits of live connections (src/gateway/inbound.ts): a flood closes 1008, a faster sender is refused.
+    // The inbound limits of live connections (src/gateway/inbound.ts): a flood closes 1008, a faster sender is refused
+    // (unparsed, with its id when a bounded read finds it for certain).
     if (this.flood.hit(now)) return this.stop('policy');
     if (!this.inbound.take(now)) {
       if (this.violations.hit(now)) return this.stop('policy');
-      return this.error(wireError('rate_limited', `at most ${this.limits.maxMessagesPerSecond} messages per second`));
+      return this.error(rateLimited(this.limits.maxMessagesPerSecond), isBinary ? undefined : peekRequestId(bytesOf(data)));
     }
     if (isBinary) return this.error(wireError('bad_request', 'binary frames are not accepted; send JSON text'));
+    this.turns = this.turns
+      .then(() => this.answer(data))
+      .catch((err: unknown) => {
+        this.opts.logger.error({ err: (err as Error).message }, 'replay request failed');
+        this.error(wireError('internal', 'an unexpected server error occurred'));
+      });
+  }
+
+  /** Answers one client frame, after the answers to the frames before it. */
+  private async answer(data: RawData): Promise<void> {
     // Answers wait for the state at `from`: a subscribe gets the snapshots as they stood then.
     await this.ready;
     if (this.ended) return;
-    const parsed = parseClientFrame(String(data));
+    const parsed = parseClientFrame(bytesOf(data).toString('utf8'));
     if (!parsed.ok) return this.error(parsed.error, parsed.id);
     const m = parsed.msg;
     const st = this.state;
@@ -304,7 +348,7 @@ export class ReplayConnection {
       return snap ? this.outbox.send(snap) : this.error(wireError('not_subscribed', 'the topic is not subscribed on this connection', m.topic), m.id);
     }
     if (m.op === 'unsubscribe') return this.unsubscribe(m);
-    this.subscribe(m);
+    return this.subscribe(m);
   }
 
   private unsubscribe(m: UnsubscribeMsg): void {
@@ -313,13 +357,20 @@ export class ReplayConnection {
     this.outbox.send(encode({ type: 'unsubscribed', id: m.id, topics: this.state.remove(r.value) }));
   }
 
-  /** Answers `subscribed`, then each topic's snapshot at the replay clock, then the feed's status as recorded. */
-  private subscribe(m: SubscribeMsg): void {
+  /**
+   * Answers `subscribed`, then each topic's snapshot at the replay clock,
+   * then the feed's status as recorded. Codes are checked as on `/ws`
+   * (`resolveTarget`): a stock code must be listed, here on the bridge's
+   * listing or in the day's recording (a code since delisted); else
+   * `invalid_code`.
+   */
+  private async subscribe(m: SubscribeMsg): Promise<void> {
     if (m.codes.length > this.limits.maxTopics && new Set(m.codes).size > this.limits.maxTopics) {
       return this.error(wireError('too_many_topics', `at most ${this.limits.maxTopics} topics per connection`), m.id);
     }
-    // Any code the recording may hold: the recording is the listing.
-    const r = resolveTarget(m, () => true);
+    const recorded = await this.recordedUnlisted(m);
+    if (this.ended) return;
+    const r = resolveTarget(m, (market, code) => this.listed.has(market, code) || recorded.has(code));
     if (!r.ok) return this.error(r.error, m.id);
     const t = r.value;
     const over = this.overLimit(t);
@@ -330,6 +381,22 @@ export class ReplayConnection {
     if (status) frames.push(status);
     this.outbox.send(frames.length === 1 ? frames[0]! : `[${frames.join(',')}]`);
     this.markSubscribed();
+  }
+
+  /**
+   * The codes of `m` that the bridge's listing does not hold and the day's
+   * recording does, in request order up to the first it does not hold
+   * either (`resolveTarget` refuses there, or at a code before it).
+   */
+  private async recordedUnlisted(m: SubscribeMsg): Promise<Set<string>> {
+    const found = new Set<string>();
+    if (checkFeed(m.channel, m.market) !== undefined || m.channel === 'index') return found;
+    for (const code of new Set(m.codes)) {
+      if (!STOCK_CODE.test(code) || this.listed.has(m.market, code)) continue;
+      if (!(await this.opts.recorded.has(this.q.date, m.market, code))) break;
+      found.add(code);
+    }
+    return found;
   }
 
   private overLimit(t: Target): WireError | undefined {

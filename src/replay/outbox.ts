@@ -15,6 +15,7 @@ import { behindAction, overCap, type SlowPolicy } from '../gateway/slow.js';
 
 /** What the outbox needs of its connection. */
 export interface OutboxHost {
+  /** The monotonic clock, ms (how long the connection has been behind). */
   now(): number;
   /** Snapshot frames, at the replay clock, of `topics` still subscribed, or of every subscribed topic when undefined. */
   snapshots(topics: Iterable<string> | undefined): string[];

@@ -7,6 +7,8 @@ import type { Limits } from '../protocol/constants.js';
 import type { SlowPolicy } from '../gateway/slow.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
+import { RecordedCodes } from './codes.js';
+import type { SymbolLookup } from '../gateway/handlers.js';
 import { codedHandshakeErrors, searchOf } from '../gateway/upgrade.js';
 import { hhmmss, kstMs } from '../recorder/format.js';
 import { REPLAY_PARAMS, ReplayQuery } from './query.js';
@@ -50,6 +52,8 @@ export interface ReplayServerOptions {
   readonly onClose?: (code: number) => void;
   /** Slow-consumer steps (as krx_slow_consumer_total). */
   readonly onSlow?: (step: 'conflate' | 'drain' | 'close') => void;
+  /** Monotonic clock, ms, of every elapsed time of a replay (heartbeats, rate limits, time behind, pace); default `performance.now`. */
+  readonly monotonic?: () => number;
 }
 
 /** A refusal of a replay: its wire code (sent in an `error` frame before close 4004) and the HTTP status it maps to. */
@@ -59,13 +63,19 @@ export interface ReplayRefusal {
   readonly message: string;
 }
 
+/** The default monotonic clock (`performance.now` needs its object as `this`). */
+const monotonicNow = (): number => performance.now();
+
 /** Replay connections of one bridge. */
 export class ReplayServer {
   private readonly wss: WebSocketServer;
   private readonly open = new Set<ReplayConnection>();
+  /** The codes each day's recording holds, shared by the replays. */
+  private readonly recorded: RecordedCodes;
 
   /** A server of replays from `opts.dir`. */
   constructor(private readonly opts: ReplayServerOptions) {
+    this.recorded = new RecordedCodes(opts.dir);
     // closeTimeout: a peer that stopped reading never answers the close frame; it is cut after 5 s, as on /ws.
     const extra = { closeTimeout: 5000 };
     this.wss = codedHandshakeErrors(
@@ -89,10 +99,16 @@ export class ReplayServer {
     return { ok: true, query: r.data };
   }
 
-  /** Completes the upgrade of a checked request and plays the replay within `limits` (the connection's, as on `/ws`). */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: ReplayQuery, limits: Limits): void {
+  /**
+   * Completes the upgrade of a checked request and plays the replay within
+   * `limits` (the connection's, as on `/ws`); its subscribes take the stock
+   * codes `listed` takes (the listing `/ws` checks) and those the day's
+   * recording holds.
+   */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: ReplayQuery, limits: Limits, listed: SymbolLookup): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const c = new ReplayConnection(ws, query, limits, { ...this.opts, floodFactor: this.opts.floodFactor ?? 3 }, () => this.open.delete(c));
+      const opts = { ...this.opts, floodFactor: this.opts.floodFactor ?? 3, monotonic: this.opts.monotonic ?? monotonicNow, recorded: this.recorded };
+      const c = new ReplayConnection(ws, query, limits, listed, opts, () => this.open.delete(c));
       this.open.add(c);
       void c.run();
     });
