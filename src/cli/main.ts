@@ -31,7 +31,12 @@ krx-bridge <command> --help lists the command's options.
 
 /** The help of `sim`: the simulator's settings as flags. */
 export function simHelp(): string {
-  const rows = Object.keys(SimEnv.shape).map((name) => `  --${flagOf(name)} <value>   [${name}]`);
+  // As serve's help: the flag, then what it sets, its variable and its default (docs/SIMULATOR.md has the same table).
+  const rows = Object.entries(SimEnv.shape).map(([name, schema]) => {
+    const dflt = (schema as { def?: { defaultValue?: unknown } }).def?.defaultValue;
+    const shown = typeof dflt === 'string' || typeof dflt === 'number' ? ` (default ${String(dflt)})` : '';
+    return `  --${flagOf(name)} <value>\n      ${schema.description ?? ''} [${name}]${shown}`;
+  });
   return `Usage: krx-bridge sim [options]
 
 Runs the simulator of the upstream API alone (a real HTTP server with the

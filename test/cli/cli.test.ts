@@ -13,7 +13,10 @@ describe('help and version', () => {
     [['--help'], /Commands:[\s\S]*tail <topic>/],
     [['serve', '--help'], /--port <value>[\s\S]*\[PORT\] \(default 8080\)[\s\S]*--upstream-api-key/],
     [['tail', '--help'], /--url <ws url>[\s\S]*--token/],
-    [['sim', '--help'], /--sim-port <value>\s+\[SIM_PORT\]/],
+    [
+      ['sim', '--help'],
+      /--sim-port <value>\s+port \[SIM_PORT\] \(default 9090\)[\s\S]*--sim-daily-limit <value>\s+calls per GMT day before 429 \[SIM_DAILY_LIMIT\] \(default 50000\)/,
+    ],
     [['get', '--help'], /--period <D\|W\|M>/],
     [['--version'], /^\d+\.\d+\.\d+\n$/],
   ] as [string[], RegExp][])('%j', async (argv, text) => {
