@@ -81,6 +81,12 @@ const MAX_INTERVAL_MS = 10 * 60_000;
  */
 export const CLOSE_SETTLE_MS = 10_000;
 
+/** Longest wait before a closed-market fetch that failed in passing is tried again. */
+const CLOSED_RETRY_MAX_MS = 30 * 60_000;
+
+/** Failures of a closed-market call that a later call may not meet (not the hour's refusal, not the code's). */
+const TRANSIENT: ReadonlySet<string> = new Set(['network', 'timeout', 'upstream_error', 'malformed_body']);
+
 /** The poll loop of one feed. */
 export class Feed {
   /** Current state, as last published. */
@@ -105,6 +111,10 @@ export class Feed {
   private closedWhy: string | undefined;
   /** The close (`MarketClock.closedSince`) that `closedFetched` and `closedWhy` are of. */
   private closedFor: number | undefined;
+  /** No closed-market fetch before this (ms epoch): the last one failed and is retried later. */
+  private closedRetryAt = 0;
+  /** Closed-market fetches in a row that failed in passing. */
+  private closedFailures = 0;
   /** When the current state (with its reason and interval) was entered, ms epoch; 0 before the first. */
   private stateTs = 0;
   private failures = 0;
@@ -278,12 +288,14 @@ export class Feed {
       this.closedFor = since;
       this.closedFetched = undefined;
       this.closedWhy = undefined;
+      this.closedRetryAt = 0;
+      this.closedFailures = 0;
     }
     const settled = since === undefined ? 0 : since + CLOSE_SETTLE_MS;
     // Until the close has settled, only what it holds nothing of (fetched again once settled); then what it saw before.
     const early = now < settled;
     const missing = this.missingCodes(early ? undefined : settled);
-    if ((missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now)) {
+    if ((missing.codes.length > 0 || missing.wildcard) && !ctx.budget.isExhausted(now) && now >= this.closedRetryAt) {
       if (!early) {
         const fetched = (this.closedFetched ??= new Set());
         for (const c of missing.codes) fetched.add(c);
@@ -297,6 +309,7 @@ export class Feed {
         const results = await Promise.allSettled(plan.calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
         this.calls += plan.calls.length;
         this.closedWhy = this.settleClosed(plan.calls, results);
+        this.retryClosed(results, now);
       }
     }
     const why = this.closedWhy;
@@ -304,8 +317,29 @@ export class Feed {
     this.setState('closed', reason, 0);
     // Look again when the close has settled, and when the market leaves `closed` (the pre-market, after-hours), before the open that `opensAt` announces.
     const resumesAt = ctx.clock.resumesAt();
-    const wake = early ? Math.min(ctx.closedCheckMs, settled - now) : ctx.closedCheckMs;
+    let wake = early ? Math.min(ctx.closedCheckMs, settled - now) : ctx.closedCheckMs;
+    if (this.closedRetryAt > now) wake = Math.min(wake, this.closedRetryAt - now);
     return resumesAt === undefined ? wake : Math.max(0, Math.min(wake, resumesAt - ctx.clock.now()));
+  }
+
+  /**
+   * After a closed-market fetch: when a call failed in a way a later call
+   * may not (the network, a timeout, a 5xx; not a refusal of the hour or of
+   * the code), what is still missing is asked for again, after 30 s, then
+   * twice as long each time up to `CLOSED_RETRY_MAX_MS`; one failed call
+   * left a code blank for a whole weekend.
+   */
+  private retryClosed(results: PromiseSettledResult<FeedAnswer>[], now: number): void {
+    const passing = results.some((r) => r.status === 'rejected' && TRANSIENT.has(String((r.reason as ErrorLike | undefined)?.code ?? 'network')));
+    if (!passing) {
+      this.closedFailures = 0;
+      return;
+    }
+    const settled = (this.closedFor ?? 0) + CLOSE_SETTLE_MS;
+    const still = this.missingCodes(now < settled ? undefined : settled, true);
+    for (const c of still.codes) this.closedFetched?.delete(c);
+    if (still.wildcard) this.closedFetched?.delete('*');
+    this.closedRetryAt = now + Math.min(CLOSED_RETRY_MAX_MS, this.ctx.closedCheckMs * 2 ** this.closedFailures++);
   }
 
   /** Applies what a closed-market fetch got (its rows are the last state, published as usual); returns the first failure's code. */
@@ -336,9 +370,9 @@ export class Feed {
    * only one last seen before `settled` (the close, settled; undefined: no
    * row only), and has not fetched since the close.
    */
-  private missingCodes(settled: number | undefined): Missing {
+  private missingCodes(settled: number | undefined, evenFetched = false): Missing {
     const w = this.wanted();
-    const done = this.closedFetched;
+    const done = evenFetched ? undefined : this.closedFetched;
     const seenBefore = (ts: number | undefined): boolean => settled !== undefined && (ts ?? 0) < settled;
     const codes: string[] = [];
     for (const code of w.codes) {

@@ -445,6 +445,29 @@ describe('Poller', () => {
     }
   });
 
+  it('a closed fetch that failed in passing is tried again after 30 s, then twice as long; one refused for the hour is not', async () => {
+    vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00')); // a Saturday
+    let failing = 2;
+    caller.fail = () => (failing-- > 0 ? coded('upstream_error') : undefined);
+    const store = new StateStore();
+    make(marketClock('kst', SESSIONS), store);
+    demand.add('price', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(caller.calls).toHaveLength(1);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed; no data to show until the session opens (upstream_error)' });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(caller.calls).toHaveLength(2);
+    // The second failed too: the next try a minute later.
+    await vi.advanceTimersByTimeAsync(50_000);
+    expect(caller.calls).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(caller.calls).toHaveLength(3);
+    expect(store.entry('price', 'kospi', '005930')!.row.trdPrc).toBe(100);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', reason: 'market closed' });
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(caller.calls).toHaveLength(3);
+  });
+
   it('a closed fetch the upstream refuses says so in the reason', async () => {
     vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00'));
     caller.fail = () => coded('not_provided_now');
