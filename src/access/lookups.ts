@@ -13,6 +13,9 @@ import { KeyedRateLimiter } from './limits.js';
  * (cache hits cost nothing). So opening more connections, or switching
  * between `get` and `/api`, buys no more, and no single client can spend
  * every client's share. Counted per process. See docs/OPERATIONS.md §Limits.
+ * The rate is timed on a monotonic clock and the budget day on the wall
+ * clock: a step of the wall clock (NTP, a VM resumed) neither refills nor
+ * empties a client's minute, and the day still ends at the budget's reset.
  */
 
 /** Options of `LookupLimits`. */
@@ -25,11 +28,16 @@ export interface LookupLimitsOptions {
   readonly shareCap: () => number | null;
   /** When the budget resets (for the error's reset time), ms epoch, or null. */
   readonly resetAt?: () => number | null;
-  /** Clock, ms epoch; default Date.now. */
+  /** Wall clock, ms epoch, for the budget day (when the share's count resets); default Date.now. */
   readonly now?: () => number;
+  /** Monotonic clock, ms from any origin, for the per-minute rate; default `performance.now`. */
+  readonly monotonic?: () => number;
   /** Clients tracked per day before the rest share one count; default 100,000. */
   readonly maxClients?: number;
 }
+
+/** The default monotonic clock (`performance.now` needs its object as `this`). */
+const monotonicNow = (): number => performance.now();
 
 /** The count every client past `maxClients` shares, so forgetting never resets anyone's count. */
 const OVERFLOW = '\u0000overflow';
@@ -38,6 +46,7 @@ const OVERFLOW = '\u0000overflow';
 export class LookupLimits {
   private readonly rate: KeyedRateLimiter;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
   private spentBy = new Map<string, number>();
   /** Calls reserved per client and not yet settled (made, or being made). */
   private readonly reserved = new Map<string, number>();
@@ -46,6 +55,7 @@ export class LookupLimits {
   /** Limits as `opts` say. */
   constructor(private readonly opts: LookupLimitsOptions) {
     this.now = opts.now ?? Date.now;
+    this.monotonic = opts.monotonic ?? monotonicNow;
     this.rate = new KeyedRateLimiter(opts.perMinute);
   }
 
@@ -56,7 +66,7 @@ export class LookupLimits {
 
   /** Takes one lookup of `client` from its rate (at `perMinute`, default the setting); false when over it. */
   admit(client: string, perMinute?: number): boolean {
-    return this.rate.take(client, this.now(), perMinute);
+    return this.rate.take(client, this.monotonic(), perMinute);
   }
 
   /** Upstream calls made for `client` this budget day. */

@@ -27,7 +27,9 @@ import { heartbeatCheck, slowPolicy, type SlowPolicy } from './slow.js';
 import { owedSnapshots } from './snapshots.js';
 import { StatusBoard } from './statuses.js';
 import { clientAddress } from '../access/address.js';
-import { codedHandshakeErrors, handshakeProblem, pathOf, refuseUpgrade, searchOf, type UpgradeRefusal } from './upgrade.js';
+import { codedHandshakeErrors, handshakeProblem, refuseUpgrade, versionProblem, type UpgradeRefusal } from './upgrade.js';
+import { servePlain, wantsWebSocket } from './plain.js';
+import { readRequest } from './target.js';
 import { queryParams } from '../access/params.js';
 import { welcomeFrame } from '../protocol/encode.js';
 
@@ -226,17 +228,31 @@ export class Gateway {
 
   // --- connections ----------------------------------------------------------
 
+  /**
+   * node:http gives this every request with an `Upgrade` header, whatever
+   * its path or protocol. One that does not ask for a WebSocket (`h2c`, …)
+   * goes back to the HTTP routes as if it had none (plain.ts); a WebSocket
+   * upgrade gets the checks every request gets (a readable target, `Host`
+   * on HTTP/1.1: `readRequest`, as the routes and the plain GET of `/ws`
+   * read it), then the handshake's own, then admission.
+   */
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (!wantsWebSocket(req)) return servePlain(this.opts.server, req, socket, head);
     socket.on('error', destroyOnError);
+    const read = readRequest(req);
+    if (!read.ok) return refuseUpgrade(socket, 400, 'bad_request', read.message);
     const bad = handshakeProblem(req);
     if (bad !== undefined) return refuseUpgrade(socket, bad.status, bad.code, bad.message, bad.headers);
-    const path = pathOf(req.url);
+    // `Upgrade: h2c, websocket` offers a choice (RFC 9110 §7.8); the WebSocket library reads the header as one protocol.
+    req.headers.upgrade = 'websocket';
+    const path = read.url.pathname;
     const replayPath = path === `${this.path}/replay`;
     const replay = replayPath ? this.opts.replay : undefined;
     if (replayPath && replay === undefined) return this.refuseReplay(req, socket, head, wireError('recording_off', NO_REPLAY));
-    if (path !== this.path && replay === undefined) return refuseUpgrade(socket, 404, 'not_found', 'no WebSocket endpoint at this path');
+    if (path !== this.path && replay === undefined)
+      return refuseUpgrade(socket, 404, 'not_found', `no WebSocket endpoint at this path (${this.path} and ${this.path}/replay are)`);
     const addr = clientAddress(req, this.opts.trustProxy);
-    const refused = this.admission(req, addr, replay === undefined);
+    const refused = this.admission(read.url, addr, replay === undefined);
     if (refused !== undefined) {
       if (refused.outcome !== undefined) this.metrics.connections.inc({ outcome: refused.outcome });
       return refuseUpgrade(socket, refused.status, refused.code, refused.message, refused.headers);
@@ -270,9 +286,9 @@ export class Gateway {
    * a replay, whose query its own check reads), a stopping server, a full
    * one, an address at its cap.
    */
-  private admission(req: IncomingMessage, addr: string, params: boolean): (UpgradeRefusal & { outcome?: 'server_full' | 'too_many' }) | undefined {
+  private admission(url: URL, addr: string, params: boolean): (UpgradeRefusal & { outcome?: 'server_full' | 'too_many' }) | undefined {
     // `/ws` takes no parameter but the token: a misspelt one is refused, as on every route.
-    const query = params ? queryParams(searchOf(req.url), []) : undefined;
+    const query = params ? queryParams(url.searchParams, []) : undefined;
     if (query?.ok === false) return { status: 400, code: 'invalid_params', message: query.message };
     if (this.closing) return { status: 503, code: 'shutting_down', message: 'server shutting down' };
     if (this.conns.count(ALL) >= this.maxConnections)
@@ -296,12 +312,18 @@ export class Gateway {
    * when it would be accepted. A browser's WebSocket cannot read the HTTP
    * status of a refused upgrade; the SDK asks this to tell a refusal (a bad
    * token, say) from a network that failed. Takes nothing: no slot, no count.
+   * It reads the request as the upgrade does (`readRequest`; the HTTP/1.1 a
+   * handshake needs), so the two agree on every target.
    */
   async probe(req: IncomingMessage): Promise<UpgradeRefusal> {
-    const replayPath = pathOf(req.url) === `${this.path}/replay`;
+    const read = readRequest(req);
+    if (!read.ok) return { status: 400, code: 'bad_request', message: read.message };
+    const version = versionProblem(req);
+    if (version !== undefined) return version;
+    const replayPath = read.url.pathname === `${this.path}/replay`;
     const replay = this.opts.replay;
     if (replayPath && replay === undefined) return { status: 404, code: 'recording_off', message: NO_REPLAY };
-    const refused = this.admission(req, clientAddress(req, this.opts.trustProxy), !replayPath);
+    const refused = this.admission(read.url, clientAddress(req, this.opts.trustProxy), !replayPath);
     if (refused !== undefined) return refused;
     const res = this.opts.auth === undefined ? OPEN_GRANT : await this.opts.auth.authenticate(req);
     if (!res.ok) return { status: res.status, code: res.code, message: res.message };
@@ -540,7 +562,9 @@ export class Gateway {
         ...(this.opts.alwaysOpen ? { alwaysOpen: true } : {}),
         now: this.now,
       },
-      lookups: this.opts.lookups ?? new LookupLimits({ perMinute: this.baseLimits.getsPerMinute, clientShare: 1, shareCap: () => null, now: this.now }),
+      lookups:
+        this.opts.lookups ??
+        new LookupLimits({ perMinute: this.baseLimits.getsPerMinute, clientShare: 1, shareCap: () => null, now: this.now, monotonic: this.monotonic }),
       families: this.opts.families ?? GATEWAY_DEFAULTS.families,
       logger: this.logger,
       now: this.now,

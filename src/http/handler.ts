@@ -15,7 +15,7 @@ import { placeholderPage } from './page.js';
 import { answerApi, isApiPath, resolveApiRequest, unlistedCode } from './passthrough.js';
 import { sendError, sendJson, sendText } from './respond.js';
 import { serveStatic } from './static.js';
-import { parseTarget } from './target.js';
+import { readRequest } from './target.js';
 import { exportFeed, listRecordings, type RecordingsSource } from './recordings.js';
 import { pageHeaders } from './headers.js';
 import { CORS_ROUTES, PREFLIGHT_HEADERS, corsHeaders } from './cors.js';
@@ -138,14 +138,14 @@ export function createHttpHandler(deps: HttpDeps): HttpHandler {
 }
 
 function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse, admission: Admission): void {
-  const url = parseTarget(req.url);
-  // RFC 9112 §3.2: an HTTP/1.1 request without a Host header is a 400.
-  const hostless = req.httpVersion === '1.1' && req.headers.host === undefined;
-  if (url === undefined || hostless) {
+  // The checks the WebSocket upgrade makes too: a Host header on HTTP/1.1 (RFC 9112 §3.2), a readable target.
+  const read = readRequest(req);
+  if (!read.ok) {
     res.once('finish', () => ctx.deps.metrics.httpRequests.inc({ route: 'invalid', status: String(res.statusCode) }));
     if (admission === 'refuse') return refusePipelined(res);
-    return sendError(res, 400, 'bad_request', hostless ? 'an HTTP/1.1 request needs a Host header' : 'the request target is not a valid path');
+    return sendError(res, 400, 'bad_request', read.message);
   }
+  const url = read.url;
   const [name, route] =
     ROUTES[url.pathname] ??
     (isWsPath(url.pathname, ctx.deps.gateway?.wsPath ?? '/ws') && ctx.deps.gateway?.probe !== undefined ? ['ws', wsRoute] : undefined) ??

@@ -5,7 +5,7 @@ import { Client, codes, counter, row, sleep, socketOf, startHarness, type Harnes
 /**
  * The gateway's two clocks, injected apart: the wall clock (`now`) is only
  * for times that go on the wire; every elapsed time (heartbeat liveness,
- * time behind, the message rate) is measured on the monotonic clock. A
+ * time behind, the message rate, the get rate) is measured on the monotonic clock. A
  * wall clock stepped by NTP or a VM resumed must neither cut clients that
  * answer their pings nor keep dead ones.
  */
@@ -87,6 +87,26 @@ describe('the message rate runs on the monotonic clock', () => {
     mono += 1000;
     expect(await c.request({ op: 'ping', id: 'a-second-later' })).toMatchObject({ type: 'pong' });
     expect(c.closed).toBeUndefined();
+    c.close();
+  });
+});
+
+describe('the get rate runs on the monotonic clock', () => {
+  it('a wall clock stepped forward does not refill a client’s lookups; monotonic time does', async () => {
+    const wall = steppedWall();
+    let mono = 0;
+    h = await startHarness({ limits: { getsPerMinute: 2 }, now: wall.now, monotonic: () => mono });
+    const c = await Client.connect(h.url);
+    const get = (id: string) => c.request({ op: 'get', id, resource: 'master', market: 'kospi', code: '000001' });
+    expect(await get('a')).toMatchObject({ type: 'result' });
+    expect(await get('b')).toMatchObject({ type: 'result' });
+    expect(await get('c')).toMatchObject({ type: 'error', code: 'rate_limited' });
+    wall.step(60_000);
+    expect(await get('after-the-step')).toMatchObject({ type: 'error', code: 'rate_limited' });
+    // Half a minute of monotonic time refills one of the two.
+    mono += 30_000;
+    expect(await get('half-a-minute-later')).toMatchObject({ type: 'result' });
+    expect(await get('and-no-more')).toMatchObject({ type: 'error', code: 'rate_limited' });
     c.close();
   });
 });

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import fastJsonPatch from 'fast-json-patch';
@@ -64,8 +64,16 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Starts a gateway (and the HTTP handler) with `symbolCount` symbols listed on KOSPI and KOSDAQ. */
-export async function startHarness(opts: Partial<GatewayOptions> = {}, http: Partial<HttpDeps> = {}, symbolCount = 50): Promise<Harness> {
+/**
+ * Starts a gateway (and the HTTP handler) with `symbolCount` symbols listed on KOSPI and KOSDAQ, on an HTTP
+ * server made with `serverOptions` (the bridge's own passes `requireHostHeader: false`, src/bridge/bridge.ts).
+ */
+export async function startHarness(
+  opts: Partial<GatewayOptions> = {},
+  http: Partial<HttpDeps> = {},
+  symbolCount = 50,
+  serverOptions: ServerOptions = {},
+): Promise<Harness> {
   const store = new StateStore({ ringSize: 8 });
   const bus = new LocalBus();
   const demand = new Demand();
@@ -82,7 +90,7 @@ export async function startHarness(opts: Partial<GatewayOptions> = {}, http: Par
   const metrics = new Metrics({ defaults: false });
   const onDemand = new FakeOnDemand();
   const statuses: FeedStatus[] = [];
-  const server = createServer();
+  const server = createServer(serverOptions);
   const gateway = new Gateway({
     server,
     store,
