@@ -100,12 +100,15 @@ export class Budget extends EventEmitter<BudgetEvents> {
   /**
    * Reads `X-RateLimit-Limit-Day` and `X-RateLimit-Remaining-Day`
    * (case-insensitive) from one response observed at `now` (ms epoch).
-   * Absent or garbage values leave the known value as it was.
+   * Absent or garbage values leave the known value as it was. A response to
+   * a request sent (`sentAt`) before the reset that `now` is past counts
+   * the day before: its remainder is not the new day's, and is left out.
    */
-  update(headers: HeaderSource, now: number): void {
+  update(headers: HeaderSource, now: number, sentAt?: number): void {
     this.#roll(now);
     const limit = count(header(headers, LIMIT_HEADER));
     let remaining = count(header(headers, REMAINING_HEADER));
+    if (sentAt !== undefined && nextReset(sentAt) <= now) remaining = undefined;
     if (limit === undefined && remaining === undefined) return;
     if (remaining !== undefined && this.#remaining === 0 && this.#resetAt !== null && now < this.#resetAt) {
       remaining = 0;
@@ -117,8 +120,9 @@ export class Budget extends EventEmitter<BudgetEvents> {
     this.#emit();
   }
 
-  /** Records a 429 at `now`: nothing is left until the next reset. */
-  exhaust(now: number): void {
+  /** Records a 429 at `now`: nothing is left until the next reset (unless its request was sent, at `sentAt`, before the reset `now` is past). */
+  exhaust(now: number, sentAt?: number): void {
+    if (sentAt !== undefined && nextReset(sentAt) <= now) return;
     this.#remaining = 0;
     this.#observedAt = now;
     this.#resetAt = nextReset(now);

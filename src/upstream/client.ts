@@ -107,6 +107,8 @@ export interface UpstreamClientEvents {
 interface Progress {
   status: number | null;
   attempts: number;
+  /** When the current attempt was sent (ms epoch). */
+  sentAt?: number;
   path?: string;
   /** Why a list body was read the plain way although a reader was given. */
   plain?: PlainReason;
@@ -230,6 +232,7 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
       label: id,
       ...(opts.signal ? { signal: opts.signal } : {}),
       onAttempt: () => {
+        progress.sentAt = this.#now();
         progress.attempts++;
         opts.onAttempt?.();
       },
@@ -257,8 +260,8 @@ export class UpstreamClient extends EventEmitter<UpstreamClientEvents> {
   #observe(status: number, headers: TransportResponse['headers'], progress: Progress): void {
     progress.status = status;
     const now = this.#now();
-    this.budget.update(headers, now);
-    if (status === 429) this.budget.exhaust(now);
+    this.budget.update(headers, now, progress.sentAt);
+    if (status === 429) this.budget.exhaust(now, progress.sentAt);
   }
 
   #result(e: Endpoint, res: TransportResponse, receivedAt: number, reader: ListReader | undefined, progress: Progress): UpstreamResult {

@@ -81,6 +81,24 @@ describe('Budget', () => {
     expect(b.isExhausted(reset + 2)).toBe(false);
   });
 
+  it('leaves out the count of a response whose request was sent before the reset it arrived after: it is the day before', () => {
+    const b = new Budget();
+    const hdr = (limit: number, left: number) => ({ 'x-ratelimit-limit-day': String(limit), 'x-ratelimit-remaining-day': String(left) });
+    const reset = Date.parse('2026-11-25T00:00:00Z'); // 09:00 KST
+    b.update(hdr(50_000, 106), reset - 60_000);
+    // A call sent 300 ms before the reset, answered 278 ms after it, with the old day's count.
+    b.update(hdr(50_000, 105), reset + 278, reset - 300);
+    expect(b.snapshot()).toMatchObject({ limit: 50_000, remaining: 50_000, resetAt: reset + 86_400_000 });
+    // A 429 of that day does not spend the new one either.
+    b.exhaust(reset + 300, reset - 200);
+    expect(b.isExhausted(reset + 301)).toBe(false);
+    // The next response, sent after the reset, counts.
+    b.update(hdr(50_000, 49_990), reset + 1_000, reset + 900);
+    expect(b.remaining).toBe(49_990);
+    b.exhaust(reset + 2_000, reset + 1_500);
+    expect(b.isExhausted(reset + 2_001)).toBe(true);
+  });
+
   it('is exhausted when the headers say zero are left', () => {
     const b = new Budget();
     b.update({ 'x-ratelimit-remaining-day': '0' }, t0);
