@@ -103,7 +103,8 @@ describe('malformed request targets against the running bridge', () => {
       [upgrade('GET', { ...good, 'Sec-WebSocket-Key': '' }), 400, 'bad_request'],
       [upgrade('GET', { ...good, 'Sec-WebSocket-Version': '8', 'Sec-WebSocket-Origin': 'https://evil.example' }), 400, 'bad_request'],
       [upgrade('GET', { ...good, 'Sec-WebSocket-Version': 'x' }), 400, 'bad_request'],
-      [upgrade('GET', { ...good, Upgrade: 'h2c' }), 400, 'bad_request'],
+      // An upgrade to another protocol is served as if it asked for none (RFC 9110 §7.8): a plain GET of /ws.
+      [upgrade('GET', { ...good, Upgrade: 'h2c' }), 426, 'upgrade_required'],
       [upgrade('GET', { ...good, 'Sec-WebSocket-Protocol': 'a b' }), 400, 'bad_request'],
       [upgrade('GET', { ...good, 'Sec-WebSocket-Protocol': 'a, a' }).replace('/ws', '/ws/replay?date=20260101&from=090000&to=100000'), 400, 'bad_request'],
       // A misspelt token (or any other parameter) is refused, not ignored.
