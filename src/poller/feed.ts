@@ -81,6 +81,14 @@ const MAX_INTERVAL_MS = 10 * 60_000;
  */
 export const CLOSE_SETTLE_MS = 10_000;
 
+/**
+ * A change of a live feed's paced interval smaller than this share of the
+ * one announced is not announced: under budget pressure the pacer's plan
+ * moves by a few tens of ms on every cycle, and each move was a `status`
+ * to every subscriber.
+ */
+const INTERVAL_NOISE = 0.05;
+
 /** Longest wait before a closed-market fetch that failed in passing is tried again. */
 const CLOSED_RETRY_MAX_MS = 30 * 60_000;
 
@@ -500,7 +508,7 @@ export class Feed {
       reason === this.reason &&
       opensAt === this.opensAt &&
       asOf === this.statusAsOf &&
-      (intervalMs === this.intervalMs || state === 'stale')
+      (state === 'stale' || Math.abs(intervalMs - this.intervalMs) <= this.intervalMs * INTERVAL_NOISE)
     )
       return;
     const m = this.ctx.metrics;

@@ -426,6 +426,40 @@ describe('Poller', () => {
     expect(statuses.at(-1)).toMatchObject({ state: 'live', intervalMs: 18_600 });
   });
 
+  it('under budget pressure announces its interval when it moves by more than 5 %, not on every cycle', async () => {
+    vi.setSystemTime(Date.parse('2026-11-24T17:00:00+09:00'));
+    budget.remaining = 1_000;
+    budget.resetAt = Date.parse('2026-11-25T09:00:00+09:00');
+    const spend = caller.call.bind(caller);
+    caller.call = async (id: string, params: Record<string, unknown>) => {
+      // Each call costs two (a retry, say): the plan drifts a little on every cycle.
+      budget.remaining = Math.max(0, budget.remaining! - 2);
+      return spend(id, params);
+    };
+    poller = new Poller({
+      caller,
+      budget,
+      store: new StateStore(),
+      bus,
+      demand,
+      clock: marketClock('kst', SESSIONS),
+      logger: silentLogger(),
+      random: () => 0.5,
+      lookupsLeft: () => 100,
+    });
+    poller.start();
+    demand.add('price', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(30 * 60_000);
+    const live = statuses.filter((st) => st.state === 'live');
+    // 900 calls over 90 minutes of polling planned at first (one every 6 s); each cycle costs more than planned and the plan widens
+    // a little each time: about a hundred cycles, a plan each, a few announcements.
+    expect(caller.calls.length).toBeGreaterThan(80);
+    expect(live[0]!.intervalMs).toBeGreaterThanOrEqual(5_900);
+    expect(live.length).toBeGreaterThan(1);
+    expect(live.length).toBeLessThanOrEqual(12);
+    for (let i = 1; i < live.length; i++) expect(live[i]!.intervalMs / live[i - 1]!.intervalMs).toBeGreaterThan(1.05);
+  });
+
   it('a feed with nothing to fetch at this hour says so, and calls nothing', async () => {
     vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
     make(marketClock('kst', SESSIONS));
