@@ -364,8 +364,10 @@ export class Feed {
       }
       const rows = this.rowsOf(r.value, calls[i]!);
       if (rows.length === 0) continue;
-      this.lastOkTs = r.value.receivedAt;
-      batches.push(this.apply(rows, r.value.receivedAt, rows === r.value.rows ? r.value.delta : undefined, applyMs));
+      // The closing data is the state at the close, whenever it was asked for (a Saturday's fetch shows Friday's close, as of then).
+      const ts = isClosingCall(calls[i]!) && this.closedFor !== undefined ? Math.min(r.value.receivedAt, this.closedFor + CLOSE_SETTLE_MS) : r.value.receivedAt;
+      this.lastOkTs = ts;
+      batches.push(this.apply(rows, ts, rows === r.value.rows ? r.value.delta : undefined, applyMs));
     }
     this.ctx.rounds.publishNow(batches, (publishMs) => {
       for (const ms of applyMs) this.ctx.metrics?.diffTime.observe({ feed: this.key }, (ms + publishMs) / 1000);

@@ -384,7 +384,8 @@ describe('Poller', () => {
     // 000660 was seen after the day's end: it is the close. 005930 was not.
     expect(caller.calls.map((c) => `${c.id} ${String(c.params.issuecode)}`)).toEqual(['v2.stocks.closeprice 005930']);
     expect(store.entry('price', 'kospi', '005930')!.row.trdPrc).toBe(100);
-    expect(statuses.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse('2026-11-25T09:00:00+09:00') });
+    // The closing data is the day's close: as of the close (settled), not of the evening's fetch.
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse('2026-11-25T09:00:00+09:00'), asOf: Date.parse('2026-11-24T18:00:10+09:00') });
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     expect(caller.calls.length).toBe(1);
     // The wall clock steps to Saturday noon: Wednesday to Friday traded meanwhile.
@@ -398,7 +399,7 @@ describe('Poller', () => {
         .sort(),
     ).toEqual(['000660', '005930']);
     expect(store.entry('price', 'kospi', '000660')!.row.trdPrc).toBe(120);
-    expect(statuses.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse('2026-11-30T09:00:00+09:00') });
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', opensAt: Date.parse('2026-11-30T09:00:00+09:00'), asOf: Date.parse('2026-11-27T18:00:10+09:00') });
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     expect(caller.calls.length).toBe(3);
   });
