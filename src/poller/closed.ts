@@ -85,3 +85,38 @@ function rowFields(id: string): FieldTable {
   const r = endpoint(id).response;
   return r.list && typeof r.list.row === 'object' ? r.list.row : r.top;
 }
+
+/**
+ * The closing-data answers of one closed stretch, shared by the feeds that
+ * make the same call (`quote`, `ohlc` and `price` of a code all read its
+ * `closeprice`): one upstream call where each feed made its own. An answer
+ * is kept for the stretch (until the market's next close) only when it was
+ * asked for after the close had settled; a failed call is not kept.
+ */
+export class ClosingAnswers<T> {
+  private close: number | undefined;
+  private readonly answers = new Map<string, Promise<T>>();
+
+  /**
+   * The answer of `call` in the stretch closed at `close`: the one kept, or
+   * `ask()`'s, kept when `keep` (the close has settled).
+   */
+  get(call: PlannedCall, close: number | undefined, keep: boolean, ask: () => Promise<T>): Promise<T> {
+    if (close !== this.close) {
+      this.close = close;
+      this.answers.clear();
+    }
+    if (!keep) return ask();
+    const key = `${call.endpointId} ${JSON.stringify(call.params)}`;
+    let answer = this.answers.get(key);
+    if (answer === undefined) {
+      const asked = ask();
+      answer = asked;
+      this.answers.set(key, asked);
+      asked.catch(() => {
+        if (this.answers.get(key) === asked) this.answers.delete(key);
+      });
+    }
+    return answer;
+  }
+}

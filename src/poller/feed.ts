@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { DemandView } from './demand.js';
 import type { MarketClock } from '../market/clock.js';
 import { isListChannel, planCycle, type Family, type PlannedCall } from './feeds.js';
-import { closingRow, isClosingCall, planClosed, type Missing } from './closed.js';
+import { closingRow, isClosingCall, planClosed, type ClosingAnswers, type Missing } from './closed.js';
 import type { RoundTicket, Rounds } from './rounds.js';
 
 /**
@@ -64,6 +64,8 @@ export interface FeedContext {
   readonly lastRefresh?: (channel: Channel, market: Market) => number | undefined;
   readonly authRetryMs: number;
   readonly maxBackoffMs: number;
+  /** The closing-data answers the feeds share while the market is closed; default each feed asks its own. */
+  readonly closing?: ClosingAnswers<FeedAnswer>;
 }
 
 interface ErrorLike {
@@ -314,8 +316,16 @@ export class Feed {
       if (plan.calls.length > 0) {
         this.lastStart = now;
         this.cycles++;
-        const results = await Promise.allSettled(plan.calls.map((c) => ctx.caller.call(c.endpointId, { ...c.params })));
-        this.calls += plan.calls.length;
+        let asked = 0;
+        const ask = (c: PlannedCall) => () => {
+          asked++;
+          return ctx.caller.call(c.endpointId, { ...c.params });
+        };
+        // Another feed's answer to the same closing-data call in this stretch is this one's too (quote and price of a code).
+        const results = await Promise.allSettled(
+          plan.calls.map((c) => (ctx.closing && isClosingCall(c) ? ctx.closing.get(c, since, !early, ask(c)) : ask(c)())),
+        );
+        this.calls += asked;
         this.closedWhy = this.settleClosed(plan.calls, results);
         this.retryClosed(results, now);
       }

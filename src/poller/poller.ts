@@ -7,7 +7,8 @@ import type { DemandView } from './demand.js';
 import type { MarketClock } from '../market/clock.js';
 import { CHANNEL_WEIGHTS, DEFAULT_FAMILIES, callsPerCycle, type Families } from './feeds.js';
 import { planIntervals } from './pacer.js';
-import { Feed, type BudgetView, type FeedCaller } from './feed.js';
+import { Feed, type BudgetView, type FeedAnswer, type FeedCaller } from './feed.js';
+import { ClosingAnswers } from './closed.js';
 import { Rounds } from './rounds.js';
 
 /** A budget day: the span paced over before the first response says when the budget resets. */
@@ -78,6 +79,8 @@ export class Poller {
   private unsubscribe: (() => void) | undefined;
   private paced: { at: number; intervals: Map<string, number> } | undefined;
   private readonly rounds: Rounds;
+  /** Closing-data answers the feeds share while the market is closed. */
+  private readonly closing = new ClosingAnswers<FeedAnswer>();
 
   /** A stopped poller; its poll grid has the phase of its first cycle. */
   constructor(private readonly opts: PollerOptions) {
@@ -152,6 +155,7 @@ export class Poller {
       baseMs: this.baseMs,
       idleGraceMs: o.idleGraceMs ?? 5000,
       closedCheckMs: o.closedCheckMs ?? 30_000,
+      closing: this.closing,
       ...(o.lastRefresh ? { lastRefresh: o.lastRefresh } : {}),
       authRetryMs: o.authRetryMs ?? 60_000,
       maxBackoffMs: o.maxBackoffMs ?? 30_000,

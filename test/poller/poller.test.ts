@@ -461,6 +461,25 @@ describe('Poller', () => {
     for (let i = 1; i < live.length; i++) expect(live[i]!.intervalMs / live[i - 1]!.intervalMs).toBeGreaterThan(1.05);
   });
 
+  it('feeds of one code share its closing-data call: quote, ohlc and price of 005930 make one closeprice call, and each has its row', async () => {
+    vi.setSystemTime(Date.parse('2026-11-21T10:00:00+09:00')); // a Saturday
+    const store = new StateStore();
+    make(marketClock('kst', SESSIONS), store);
+    demand.add('quote', 'kospi', '005930');
+    demand.add('price', 'kospi', '005930');
+    demand.add('ohlc', 'kospi', '005930');
+    demand.add('price', 'kospi', '000660');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.map((c) => `${c.id} ${String(c.params.issuecode)}`).sort()).toEqual(['v2.stocks.closeprice 000660', 'v2.stocks.closeprice 005930']);
+    for (const channel of ['quote', 'price', 'ohlc'] as const) expect(store.entry(channel, 'kospi', '005930')?.row.trdPrc, channel).toBe(100);
+    expect(poller.feed('quote', 'kospi')!.calls + poller.feed('price', 'kospi')!.calls + poller.feed('ohlc', 'kospi')!.calls).toBe(2);
+    // A later subscriber of another channel of a code asked for takes the same answer.
+    demand.add('quote', 'kospi', '000660');
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    expect(store.entry('quote', 'kospi', '000660')?.row.trdPrc).toBe(100);
+    expect(caller.calls).toHaveLength(2);
+  });
+
   it('a feed with nothing to fetch at this hour says so, and calls nothing', async () => {
     vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
     make(marketClock('kst', SESSIONS));
