@@ -76,6 +76,8 @@ export interface HttpDeps {
   readonly logger?: Logger;
   /** Clock, ms epoch; default Date.now. */
   readonly now?: () => number;
+  /** Clock of the per-address and per-client request rates, ms, never stepped with the wall clock; default performance.now. */
+  readonly monotonic?: () => number;
 }
 
 /** A request handler for `http.createServer` / `server.on('request')`. */
@@ -93,6 +95,8 @@ interface Ctx {
   readonly deps: HttpDeps;
   readonly logger: Logger;
   readonly now: () => number;
+  /** The rates' clock (`HttpDeps.monotonic`). */
+  readonly monotonic: () => number;
   readonly limiter: RequestLimiter;
   readonly infoLimiter: KeyedRateLimiter;
   readonly pipelining: PipelineLimit;
@@ -118,6 +122,7 @@ export function createHttpHandler(deps: HttpDeps): HttpHandler {
     deps,
     logger: deps.logger ?? silentLogger(),
     now: deps.now ?? Date.now,
+    monotonic: deps.monotonic ?? (() => performance.now()),
     limiter: new RequestLimiter(deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE),
     infoLimiter: new KeyedRateLimiter(deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE),
     pipelining: new PipelineLimit(),
@@ -167,7 +172,7 @@ function handle(ctx: Ctx, req: IncomingMessage, res: ServerResponse, admission: 
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return sendError(res, 405, 'method_not_allowed', 'only GET and HEAD are served', { Allow: 'GET, HEAD' });
   }
-  if (INFO_ROUTES.has(name) && !ctx.infoLimiter.take(clientAddress(req, ctx.deps.trustProxy), ctx.now())) {
+  if (INFO_ROUTES.has(name) && !ctx.infoLimiter.take(clientAddress(req, ctx.deps.trustProxy), ctx.monotonic())) {
     const per = ctx.deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE;
     return sendError(res, 429, 'rate_limited', `at most ${per} requests per minute to /status, /symbols and a plain GET of /ws`, { 'Retry-After': '1' });
   }
@@ -261,13 +266,13 @@ function symbolsRoute(c: Ctx, _req: IncomingMessage, res: ServerResponse, url: U
  */
 async function admitClient(c: Ctx, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   const address = clientAddress(req, c.deps.trustProxy);
-  if (!c.limiter.take(address, c.now())) return void rateLimited(c, res);
+  if (!c.limiter.take(address, c.monotonic())) return void rateLimited(c, res);
   if (c.deps.auth === undefined) return address;
   const a = await c.deps.auth.authenticate(req);
   if (!a.ok) return void sendError(res, a.status, a.code, a.message);
   if (a.clientId === undefined) return address;
-  c.limiter.giveBack(address, c.now());
-  if (!c.limiter.take(a.clientId, c.now())) return void rateLimited(c, res);
+  c.limiter.giveBack(address, c.monotonic());
+  if (!c.limiter.take(a.clientId, c.monotonic())) return void rateLimited(c, res);
   return a.clientId;
 }
 

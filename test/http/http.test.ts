@@ -244,6 +244,24 @@ describe('REST passthrough', () => {
     expect((await get('/status')).status).toBe(200);
   });
 
+  it('times the per-address and per-client rates on the monotonic clock: a wall clock stepped a minute on refills nothing, the monotonic minute does', async () => {
+    let wall = Date.parse('2026-11-24T01:00:00Z');
+    let mono = 1_000;
+    h = await startHarness({}, { apiPerMinute: 2, infoPerMinute: 2, now: () => wall, monotonic: () => mono });
+    const api = () => get('/api/v2/market/stocks/kospi/005930/master');
+    for (const path of ['/status', '/status']) expect((await get(path)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await api()).status).toBe(200);
+    expect((await get('/status')).status).toBe(429);
+    expect((await api()).status).toBe(429);
+    // An NTP step, a resumed VM: the wall clock jumps an hour.
+    wall += 3_600_000;
+    expect((await get('/status')).status).toBe(429);
+    expect((await api()).status).toBe(429);
+    mono += 60_000;
+    expect((await get('/status')).status).toBe(200);
+    expect((await api()).status).toBe(200);
+  });
+
   it('uses the gateway access control when enabled; the token is not an upstream parameter', async () => {
     const auth = new Authenticator({ tokens: ['http-token-1', 'http-token-2'] });
     h = await startHarness({ auth }, { auth, apiPerMinute: 2 });
