@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Poller } from '../../src/poller/poller.js';
+import { Poller, type PollerOptions } from '../../src/poller/poller.js';
 import { Demand } from '../../src/poller/demand.js';
 import { marketClock, type MarketClock } from '../../src/market/clock.js';
 import { KrxCalendar } from '../../src/market/calendar.js';
@@ -44,8 +44,8 @@ describe('Poller', () => {
   let statuses: FeedStatus[];
   let budget: { remaining: number | null; resetAt: number | null; exhaustedUntil: number; isExhausted(now: number): boolean };
   let poller: Poller;
-  const make = (clock: MarketClock = marketClock('always', SESSIONS), store = new StateStore()) => {
-    poller = new Poller({ caller, budget, store, bus, demand, clock, logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5 });
+  const make = (clock: MarketClock = marketClock('always', SESSIONS), store = new StateStore(), extra: Partial<PollerOptions> = {}) => {
+    poller = new Poller({ caller, budget, store, bus, demand, clock, logger: silentLogger(), idleGraceMs: 3000, random: () => 0.5, ...extra });
     poller.start();
     return poller;
   };
@@ -409,18 +409,7 @@ describe('Poller', () => {
     vi.setSystemTime(Date.parse('2026-11-24T17:59:00+09:00'));
     budget.remaining = 1_000;
     budget.resetAt = Date.parse('2026-11-25T09:00:00+09:00');
-    poller = new Poller({
-      caller,
-      budget,
-      store: new StateStore(),
-      bus,
-      demand,
-      clock: marketClock('kst', SESSIONS),
-      logger: silentLogger(),
-      random: () => 0.5,
-      lookupsLeft: () => 900,
-    });
-    poller.start();
+    make(marketClock('kst', SESSIONS), new StateStore(), { lookupsLeft: () => 900 });
     demand.add('price', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(100);
     // 100 calls for the poller over 31 minutes of polling, one call a cycle: every 18.6 s.
@@ -437,18 +426,7 @@ describe('Poller', () => {
       budget.remaining = Math.max(0, budget.remaining! - 2);
       return spend(id, params);
     };
-    poller = new Poller({
-      caller,
-      budget,
-      store: new StateStore(),
-      bus,
-      demand,
-      clock: marketClock('kst', SESSIONS),
-      logger: silentLogger(),
-      random: () => 0.5,
-      lookupsLeft: () => 100,
-    });
-    poller.start();
+    make(marketClock('kst', SESSIONS), new StateStore(), { lookupsLeft: () => 100 });
     demand.add('price', 'kospi', '005930');
     await vi.advanceTimersByTimeAsync(30 * 60_000);
     const live = statuses.filter((st) => st.state === 'live');
