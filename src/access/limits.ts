@@ -65,6 +65,12 @@ export class TokenBucket {
     return true;
   }
 
+  /** Gives back one token `take` spent, at `now` (never past a full bucket). */
+  giveBack(now: number): void {
+    this.refill(now);
+    this.tokens = Math.min(this.capacity, this.tokens + 1);
+  }
+
   /** Whether the bucket would be full at `now` (the key can be forgotten). */
   full(now: number): boolean {
     this.refill(now);
@@ -124,7 +130,7 @@ export class KeyedRateLimiter {
 
   /** `perMinute` requests per key per minute; at most `maxKeys` keys tracked (default 10,000). */
   constructor(
-    private readonly perMinute: number,
+    readonly perMinute: number,
     private readonly maxKeys = 10_000,
   ) {}
 
@@ -137,6 +143,15 @@ export class KeyedRateLimiter {
       this.buckets.set(key, b);
     }
     return b.take(now);
+  }
+
+  /**
+   * Gives back one request `take` spent of `key` (a request counted against
+   * an address before its token was checked, then counted against the
+   * token's client instead).
+   */
+  giveBack(key: string, now: number): void {
+    this.buckets.get(key)?.giveBack(now);
   }
 
   /** Number of keys tracked. */

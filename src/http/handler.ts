@@ -21,7 +21,6 @@ import { pageHeaders } from './headers.js';
 import { CORS_ROUTES, PREFLIGHT_HEADERS, corsHeaders } from './cors.js';
 import { queryParams } from '../access/params.js';
 import { MAX_PIPELINED, PipelineLimit, type Admission } from './pipelining.js';
-import { RequestLimiter } from './request-limiter.js';
 
 /**
  * The HTTP side of the bridge on node:http: the demo page (or a static
@@ -97,7 +96,8 @@ interface Ctx {
   readonly now: () => number;
   /** The rates' clock (`HttpDeps.monotonic`). */
   readonly monotonic: () => number;
-  readonly limiter: RequestLimiter;
+  /** `/api` and `/recordings` requests per client: counted against the address before the token is checked, then moved to the token's client (docs/OPERATIONS.md §5.1). */
+  readonly limiter: KeyedRateLimiter;
   readonly infoLimiter: KeyedRateLimiter;
   readonly pipelining: PipelineLimit;
   /** The `/metrics` render under way, shared by the requests that come while it runs. */
@@ -123,7 +123,7 @@ export function createHttpHandler(deps: HttpDeps): HttpHandler {
     logger: deps.logger ?? silentLogger(),
     now: deps.now ?? Date.now,
     monotonic: deps.monotonic ?? (() => performance.now()),
-    limiter: new RequestLimiter(deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE),
+    limiter: new KeyedRateLimiter(deps.apiPerMinute ?? DEFAULT_API_PER_MINUTE),
     infoLimiter: new KeyedRateLimiter(deps.infoPerMinute ?? DEFAULT_INFO_PER_MINUTE),
     pipelining: new PipelineLimit(),
     rendering: undefined,

@@ -142,6 +142,17 @@ describe('limits', () => {
     for (let i = 0; i < 10; i++) k.take(`x${i}`, 0);
     expect(k.size).toBeLessThanOrEqual(3);
   });
+  it('keyed rate limiter gives back a request taken, never past a full bucket', () => {
+    const k = new KeyedRateLimiter(2);
+    expect([k.take('a', 0), k.take('a', 0), k.take('a', 0)]).toEqual([true, true, false]);
+    k.giveBack('a', 0);
+    expect([k.take('a', 0), k.take('a', 0)]).toEqual([true, false]);
+    k.giveBack('b', 0); // a key never taken: nothing to give back
+    k.giveBack('a', 0);
+    k.giveBack('a', 0);
+    k.giveBack('a', 0);
+    expect([k.take('a', 0), k.take('a', 0), k.take('a', 0)]).toEqual([true, true, false]);
+  });
   it('connection counter caps per address', () => {
     const c = new ConnectionCounter(2);
     expect([c.acquire('a'), c.acquire('a'), c.acquire('a'), c.acquire('b')]).toEqual([true, true, false, true]);
