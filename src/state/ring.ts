@@ -24,17 +24,30 @@ import type { Row } from '../upstream/normalise.js';
  * writes into memory reached from the feed, which a poll touches anyway,
  * instead of first reading a ring object and its array that were last
  * touched seconds ago, a cache miss each for a third of a whole market
- * every second (bench/README.md, "The cycle, third round").
+ * every second (bench/README.md, "The cycle, third round"). Where a ring
+ * stands (its next slot, how many it holds, its last seq) is kept by its
+ * holder, the topic's entry, which the change has just read: kept here, it
+ * was one more line of memory to fetch per change (bench/README.md, "The
+ * cycle, fourth round").
  */
 
 /** Makes the patch frame of `seq` (time `ts`) that changed `prev` into `row`. */
 export type FrameMaker = (seq: number, ts: number, prev: Row, row: Row) => string;
 
-/** Per-ring entries of `state`: the next slot, the number held, the last seq pushed. */
-const HEAD = 0;
-const SIZE = 1;
-const LAST = 2;
-const STATE = 4;
+/**
+ * A ring and where it stands, kept in its holder's own object (a topic's
+ * entry): `ring` is its index from `add` (undefined before), the others
+ * start at 0 and are `ReplayRings`' to change.
+ */
+export interface RingPlace {
+  ring: number | undefined;
+  /** The slot the next push takes. */
+  ringHead: number;
+  /** How many changes the ring holds. */
+  ringSize: number;
+  /** The seq of the last change pushed. */
+  ringLast: number;
+}
 
 /**
  * About how many entries a block's array of rows holds. Rings are added a
@@ -57,8 +70,6 @@ export class ReplayRings {
   private readonly items: unknown[][] = [];
   /** Per block: the change's time (ms epoch) of each slot. */
   private readonly times: Float64Array[] = [];
-  /** Per block: `STATE` entries per ring, `HEAD`, `SIZE`, `LAST`. */
-  private readonly state: Float64Array[] = [];
   /** Rings added. */
   private count = 0;
   /** Rings per block: `1 << bits`, a power of two. */
@@ -72,77 +83,73 @@ export class ReplayRings {
     this.mask = (1 << this.bits) - 1;
   }
 
-  /** Adds an empty ring; returns its index, for the other methods. */
-  add(): number {
+  /** Gives `h` an empty ring of its own (its `ring` was undefined). */
+  add(h: RingPlace): void {
     const r = this.count++;
     if ((r & this.mask) === 0) {
       const slots = (this.mask + 1) * this.capacity;
       this.items.push(new Array<unknown>(2 * slots).fill(undefined));
       this.times.push(new Float64Array(slots));
-      this.state.push(new Float64Array(STATE * (this.mask + 1)));
     }
-    return r;
+    h.ring = r;
+    h.ringHead = 0;
+    h.ringSize = 0;
+    h.ringLast = 0;
   }
 
-  /** Adds the frame of `seq` to ring `r`; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
-  push(r: number, seq: number, frame: string): void {
-    const q = this.slot(r, seq);
-    const items = this.items[r >>> this.bits]!;
+  /** Adds the frame of `seq` to `h`'s ring; seqs must be pushed in increasing order. A seq that does not follow the last drops the frames before it. */
+  push(h: RingPlace, seq: number, frame: string): void {
+    const q = this.slot(h, seq);
+    const items = this.items[h.ring! >>> this.bits]!;
     items[2 * q] = frame;
     items[2 * q + 1] = undefined;
   }
 
   /**
-   * Adds the change of `seq` to ring `r` as the rows before and after it
+   * Adds the change of `seq` to `h`'s ring as the rows before and after it
    * and its time (the same rule of order as `push`); its frame is made by
    * `since`'s maker when a resume needs it.
    */
-  pushRows(r: number, seq: number, ts: number, prev: Row, row: Row): void {
-    const q = this.slot(r, seq);
-    const b = r >>> this.bits;
+  pushRows(h: RingPlace, seq: number, ts: number, prev: Row, row: Row): void {
+    const q = this.slot(h, seq);
+    const b = h.ring! >>> this.bits;
     const items = this.items[b]!;
     items[2 * q] = prev;
     items[2 * q + 1] = row;
     this.times[b]![q] = ts;
   }
 
-  /** The slot in its block for `seq` in ring `r`, the ring advanced past it. */
-  private slot(r: number, seq: number): number {
-    const s = this.state[r >>> this.bits]!;
-    const i = r & this.mask;
-    const at = STATE * i;
+  /** The slot in its block for `seq` in `h`'s ring, the ring advanced past it. */
+  private slot(h: RingPlace, seq: number): number {
     const c = this.capacity;
-    let size = s[at + SIZE]!;
-    if (size > 0 && seq !== s[at + LAST]! + 1) size = 0;
-    const head = s[at + HEAD]!;
-    s[at + HEAD] = head + 1 === c ? 0 : head + 1;
-    s[at + SIZE] = size < c ? size + 1 : size;
-    s[at + LAST] = seq;
-    return i * c + head;
+    let size = h.ringSize;
+    if (size > 0 && seq !== h.ringLast + 1) size = 0;
+    const head = h.ringHead;
+    h.ringHead = head + 1 === c ? 0 : head + 1;
+    h.ringSize = size < c ? size + 1 : size;
+    h.ringLast = seq;
+    return (h.ring! & this.mask) * c + head;
   }
 
-  /** Oldest seq ring `r` holds, or undefined when it is empty. */
-  oldest(r: number): number | undefined {
-    const s = this.state[r >>> this.bits]!;
-    const at = STATE * (r & this.mask);
-    const size = s[at + SIZE]!;
-    return size === 0 ? undefined : s[at + LAST]! - size + 1;
+  /** Oldest seq `h`'s ring holds, or undefined when it is empty. */
+  oldest(h: RingPlace): number | undefined {
+    return h.ring === undefined || h.ringSize === 0 ? undefined : h.ringLast - h.ringSize + 1;
   }
 
   /**
-   * The frames of ring `r` with seq greater than `after`, in order, when
+   * The frames of `h`'s ring with seq greater than `after`, in order, when
    * they are all held and contiguous up to `latest`; undefined otherwise
    * (the caller then sends a snapshot). Empty when the client is already at
    * `latest`. A change held as rows gets its frame from `make`, and keeps
    * it.
    */
-  since(r: number, after: number, latest: number, make: FrameMaker): string[] | undefined {
+  since(h: RingPlace, after: number, latest: number, make: FrameMaker): string[] | undefined {
     if (after === latest) return [];
-    if (!this.covers(r, after, latest)) return undefined;
+    if (!this.covers(h, after, latest)) return undefined;
     const c = this.capacity;
-    const b = r >>> this.bits;
-    const i = r & this.mask;
-    const head = this.state[b]![STATE * i + HEAD]!;
+    const b = h.ring! >>> this.bits;
+    const i = h.ring! & this.mask;
+    const head = h.ringHead;
     const items = this.items[b]!;
     const times = this.times[b]!;
     const out: string[] = [];
@@ -159,21 +166,20 @@ export class ReplayRings {
     return out;
   }
 
-  /** Whether `since(r, after, latest)` would give the frames (without making them). */
-  covers(r: number, after: number, latest: number): boolean {
+  /** Whether `since(h, after, latest)` would give the frames (without making them). */
+  covers(h: RingPlace, after: number, latest: number): boolean {
     if (after === latest) return true;
-    const s = this.state[r >>> this.bits]!;
-    const at = STATE * (r & this.mask);
-    const size = s[at + SIZE]!;
-    const last = s[at + LAST]!;
-    return after < latest && size > 0 && latest === last && after + 1 >= last - size + 1;
+    const size = h.ringSize;
+    const last = h.ringLast;
+    return h.ring !== undefined && after < latest && size > 0 && latest === last && after + 1 >= last - size + 1;
   }
 
-  /** Drops every frame of ring `r` (e.g. when its topic's row is replaced by a snapshot). */
-  clear(r: number): void {
+  /** Drops every frame of `h`'s ring (e.g. when its topic's row is replaced by a snapshot). */
+  clear(h: RingPlace): void {
+    if (h.ring === undefined) return;
     const c = this.capacity;
-    const i = r & this.mask;
-    this.items[r >>> this.bits]!.fill(undefined, 2 * i * c, 2 * (i + 1) * c);
-    this.state[r >>> this.bits]![STATE * i + SIZE] = 0;
+    const i = h.ring & this.mask;
+    this.items[h.ring >>> this.bits]!.fill(undefined, 2 * i * c, 2 * (i + 1) * c);
+    h.ringSize = 0;
   }
 }

@@ -9,7 +9,7 @@ import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from '../protocol/patch.js';
 import { flat, patchHead, patchTail, patchTsPart, plainPatchFrame, snapshotFrameOf, snapshotHead, snapshotTail } from './frames.js';
 import { Layouts, diffLaid, laidOpsJson, type RowLayout } from './layout.js';
-import { ReplayRings } from './ring.js';
+import { ReplayRings, type RingPlace } from './ring.js';
 import { ValueFrames } from './valueframes.js';
 
 export type { ChangeEvent } from './change.js';
@@ -21,7 +21,7 @@ export type { ChangeEvent } from './change.js';
  */
 
 /** One topic's state. */
-export interface TopicEntry {
+export interface TopicEntry extends RingPlace {
   readonly topic: string;
   readonly code: string;
   /** The latest row. */
@@ -36,11 +36,10 @@ export interface TopicEntry {
   crc: number;
   /**
    * Patch frames of recent changes, for resume: the rings of the topic's
-   * feed and the index of its own among them, from its first change on
-   * (set by the store).
+   * feed, its own among them from its first change on (`ring` and where it
+   * stands, set by the store).
    */
   rings?: ReplayRings;
-  ring?: number;
   /**
    * The end of this topic's snapshot frame from `"data"` on (the row's
    * JSON and checksum) and the seq it was built for: it changes only with
@@ -117,7 +116,23 @@ function laidPatchFrame(e: TopicEntry, seq: number, tsPart: string, body: string
  * property array, one more place in memory for a change to reach.
  */
 function newEntry(topic: string, code: string, row: Row, seq: number, ts: number, crc: number, layout: RowLayout | undefined): TopicEntry {
-  return { topic, code, row, seq, ts, seenTs: ts, crc, rings: undefined, ring: undefined, snap: undefined, layout, patchHead: undefined };
+  return {
+    topic,
+    code,
+    row,
+    seq,
+    ts,
+    seenTs: ts,
+    crc,
+    rings: undefined,
+    ring: undefined,
+    ringHead: 0,
+    ringSize: 0,
+    ringLast: 0,
+    snap: undefined,
+    layout,
+    patchHead: undefined,
+  };
 }
 
 /** A new random epoch id. */
@@ -192,7 +207,7 @@ export class StateStore {
     e.seenTs = c.ts;
     e.crc = c.crc;
     // The frame as the leader made it: made again from this process's rows, whose key order an added field can change, its operations could come in another order.
-    this.ringOf(e, feed).push(e.ring!, c.seq, c.frame);
+    this.ringOf(e, feed).push(e, c.seq, c.frame);
     return { kind: 'applied', event: new Change(e.topic, c.code, c.seq, 'patch', c.frame, row, c.crc, c.ops) };
   }
 
@@ -207,7 +222,7 @@ export class StateStore {
     const e = newEntry(topicOf(channel, market, code), code, p.row, p.seq, p.ts, p.crc, undefined);
     // The topic's ring, if it had one, is its again, emptied.
     if (old?.ring !== undefined) {
-      feed.rings.clear(old.ring);
+      feed.rings.clear(old);
       e.rings = feed.rings;
       e.ring = old.ring;
       // The replaced entry no longer resumes from it.
@@ -219,7 +234,7 @@ export class StateStore {
     while (start > 0 && frames[start - 1]![0] === p.seq - (end - start)) start--;
     if (start < end) {
       const rings = this.ringOf(e, feed);
-      for (let i = Math.max(start, end - this.ringSize); i < end; i++) rings.push(e.ring!, frames[i]![0], frames[i]![1]);
+      for (let i = Math.max(start, end - this.ringSize); i < end; i++) rings.push(e, frames[i]![0], frames[i]![1]);
     }
     feed.entries.set(code, e);
     // The entry object changed: positions remembered from the last list may point to the old one.
@@ -305,7 +320,7 @@ export class StateStore {
       e.seq++;
       e.ts = ts;
       frame ??= plainPatchFrame(e.topic, e.seq, ts, ops!, e.crc);
-      this.ringOf(e, feed).pushRows(e.ring!, e.seq, ts, prev, row);
+      this.ringOf(e, feed).pushRows(e, e.seq, ts, prev, row);
       events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
     }
     return { channel, market, ts, events };
@@ -325,7 +340,7 @@ export class StateStore {
       at >= 0
         ? Change.written(e.topic, e.code, seq, row, e.crc, frames.chunk, at, frames.end)
         : new Change(e.topic, e.code, seq, 'patch', this.frameOfRow(e, seq, row, layout, d, i, frames.tsPart), row, e.crc);
-    this.ringOf(e, feed).pushRows(e.ring!, seq, ts, e.row, row);
+    this.ringOf(e, feed).pushRows(e, seq, ts, e.row, row);
     e.row = row;
     e.seq = seq;
     e.ts = ts;
@@ -369,7 +384,7 @@ export class StateStore {
 
   /** Whether `replay(e, after)` would give the frames, without making them. */
   canReplay(e: TopicEntry, after: number): boolean {
-    return after === e.seq || (e.ring !== undefined && e.rings!.covers(e.ring, after, e.seq));
+    return after === e.seq || (e.ring !== undefined && e.rings!.covers(e, after, e.seq));
   }
 
   /**
@@ -380,7 +395,7 @@ export class StateStore {
   replay(e: TopicEntry, after: number): string[] | undefined {
     if (after === e.seq) return [];
     if (e.ring === undefined) return undefined;
-    return e.rings!.since(e.ring, after, e.seq, (seq, ts, prev, row) => this.remadeFrame(e, seq, ts, prev, row));
+    return e.rings!.since(e, after, e.seq, (seq, ts, prev, row) => this.remadeFrame(e, seq, ts, prev, row));
   }
 
   /**
@@ -406,7 +421,7 @@ export class StateStore {
   private ringOf(e: TopicEntry, feed: FeedState): ReplayRings {
     if (e.ring === undefined) {
       e.rings = feed.rings;
-      e.ring = feed.rings.add();
+      feed.rings.add(e);
     }
     return feed.rings;
   }

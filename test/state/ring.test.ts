@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ReplayRings, type FrameMaker } from '../../src/state/ring.js';
+import { ReplayRings, type FrameMaker, type RingPlace } from '../../src/state/ring.js';
 import type { Row } from '../../src/upstream/normalise.js';
+
+/** A holder of a ring as the store's entries are: its index and where it stands. */
+function place(): RingPlace {
+  return { ring: undefined, ringHead: 0, ringSize: 0, ringLast: 0 };
+}
+
+/** A new ring of `rings`, in a holder of its own. */
+function added(rings: ReplayRings): RingPlace {
+  const h = place();
+  rings.add(h);
+  return h;
+}
 
 /**
  * One ring of a `ReplayRings`, as the tests below use it: added between
@@ -10,13 +22,13 @@ import type { Row } from '../../src/upstream/normalise.js';
  */
 class ReplayRing {
   private readonly rings: ReplayRings;
-  private readonly r: number;
-  private readonly neighbours: number[];
+  private readonly r: RingPlace;
+  private readonly neighbours: RingPlace[];
   constructor(capacity: number) {
     this.rings = new ReplayRings(capacity);
-    const before = this.rings.add();
-    this.r = this.rings.add();
-    this.neighbours = [before, this.rings.add()];
+    const before = added(this.rings);
+    this.r = added(this.rings);
+    this.neighbours = [before, added(this.rings)];
   }
   push(seq: number, frame: string): void {
     for (const n of this.neighbours) this.rings.push(n, seq, `other-${seq}`);
@@ -186,16 +198,16 @@ describe('ReplayRings side by side', () => {
     const cap = 40;
     const rings = new ReplayRings(cap);
     const n = 1_100;
-    const idx = Array.from({ length: n }, () => rings.add());
-    expect(idx).toEqual(Array.from({ length: n }, (_, r) => r));
+    const idx = Array.from({ length: n }, () => added(rings));
+    expect(idx.map((h) => h.ring)).toEqual(Array.from({ length: n }, (_, r) => r));
     // Ring r gets r % 50 + 1 changes (some more than it holds), pushed round by round across all rings: frames on even rings, rows on odd ones.
     const changes = (r: number) => (r % 50) + 1;
     const make: FrameMaker = (seq, ts, prev, row) => `${String(prev.t)}>${String(row.t)}@${seq}/${ts}`;
     for (let seq = 1; seq <= 50; seq++) {
       for (let r = 0; r < n; r++) {
         if (seq > changes(r)) continue;
-        if (r % 2 === 0) rings.push(r, seq, `${r}:${seq}`);
-        else rings.pushRows(r, seq, 1_000 * r + seq, { t: `${r}.${seq - 1}` }, { t: `${r}.${seq}` });
+        if (r % 2 === 0) rings.push(idx[r]!, seq, `${r}:${seq}`);
+        else rings.pushRows(idx[r]!, seq, 1_000 * r + seq, { t: `${r}.${seq - 1}` }, { t: `${r}.${seq}` });
       }
     }
     const oldest = (r: number) => changes(r) - Math.min(cap, changes(r)) + 1;
@@ -206,15 +218,15 @@ describe('ReplayRings side by side', () => {
         const seq = first + k;
         return r % 2 === 0 ? `${r}:${seq}` : `${r}.${seq - 1}>${r}.${seq}@${seq}/${1_000 * r + seq}`;
       });
-      expect(rings.since(r, first - 1, last, make), `ring ${r}`).toEqual(want);
-      expect(rings.oldest(r)).toBe(first);
+      expect(rings.since(idx[r]!, first - 1, last, make), `ring ${r}`).toEqual(want);
+      expect(rings.oldest(idx[r]!)).toBe(first);
     }
     // A clear empties its ring alone, its neighbours across a block's end too.
-    rings.clear(127);
-    rings.clear(300);
-    expect(rings.oldest(127)).toBeUndefined();
-    expect(rings.oldest(300)).toBeUndefined();
-    for (const r of [126, 128, 129, 255, 256, 299, 301]) expect(rings.oldest(r), `ring ${r}`).toBe(oldest(r));
+    rings.clear(idx[127]!);
+    rings.clear(idx[300]!);
+    expect(rings.oldest(idx[127]!)).toBeUndefined();
+    expect(rings.oldest(idx[300]!)).toBeUndefined();
+    for (const r of [126, 128, 129, 255, 256, 299, 301]) expect(rings.oldest(idx[r]!), `ring ${r}`).toBe(oldest(r));
   });
   it('gives each ring exactly what was pushed to it, whatever the order of pushes, gaps, clears and growth', () => {
     fc.assert(
@@ -224,11 +236,11 @@ describe('ReplayRings side by side', () => {
         (cap, ops) => {
           const rings = new ReplayRings(cap);
           // The model: per ring, its last seq and the frames of its current run.
-          const model: { r: number; last: number; run: string[] }[] = [];
+          const model: { r: RingPlace; last: number; run: string[] }[] = [];
           const make: FrameMaker = (seq, ts, prev, row) => `${String(prev.t)}>${String(row.t)}@${seq}/${ts}`;
           for (const [t, op] of ops) {
             // A topic seen for the first time gets its ring then, as the store adds them.
-            while (model.length <= t % 20) model.push({ r: rings.add(), last: 0, run: [] });
+            while (model.length <= t % 20) model.push({ r: added(rings), last: 0, run: [] });
             const m = model[t % 20]!;
             if (op === 'clear') {
               rings.clear(m.r);
