@@ -168,9 +168,10 @@ export class KeyedRateLimiter {
   }
 }
 
-/** Open connections per remote address, capped at `max` each. */
+/** Open connections per remote address, capped at `max` each, and in all. */
 export class ConnectionCounter {
   private readonly counts = new Map<string, number>();
+  private all = 0;
 
   /** A counter allowing `max` connections per address. */
   constructor(private readonly max: number) {}
@@ -180,18 +181,26 @@ export class ConnectionCounter {
     const n = this.counts.get(addr) ?? 0;
     if (n >= this.max) return false;
     this.counts.set(addr, n + 1);
+    this.all++;
     return true;
   }
 
-  /** Gives back a slot of `addr`. */
+  /** Gives back a slot of `addr` (one it took). */
   release(addr: string): void {
     const n = this.counts.get(addr) ?? 0;
-    if (n <= 1) this.counts.delete(addr);
+    if (n === 0) return;
+    if (n === 1) this.counts.delete(addr);
     else this.counts.set(addr, n - 1);
+    this.all--;
   }
 
   /** Open connections of `addr`. */
   count(addr: string): number {
     return this.counts.get(addr) ?? 0;
+  }
+
+  /** Open connections of every address together. */
+  get total(): number {
+    return this.all;
   }
 }

@@ -246,6 +246,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       heartbeatMs: config.HEARTBEAT_MS,
       maxConnectionsPerIp: config.MAX_CONNECTIONS_PER_IP,
       maxConnections: config.MAX_CONNECTIONS,
+      maxReplays: config.MAX_REPLAYS,
       trustProxy: config.TRUST_PROXY,
       perMessageDeflate: config.PERMESSAGE_DEFLATE,
       directWrite: config.WS_DIRECT_WRITE,

@@ -96,6 +96,10 @@ export const SETTINGS = {
     schema: int(1, 10_000_000).default(18_000),
     text: 'Open WebSocket connections in all (every address together); more are refused with HTTP 503. Keep it below the process’s open-file limit.',
   },
+  MAX_REPLAYS: {
+    schema: int(1, 100_000).default(16),
+    text: 'Replays (`/ws/replay`) open at once, every address together (each is also one of `MAX_CONNECTIONS`): a replay holds the recorded state of its day at its own clock, so their number bounds that memory; more are refused with HTTP 503 `server_full`.',
+  },
   NAMES_PER_DAY: {
     schema: int(0, 1_000_000).default(2000),
     text: 'Master lookups a budget day that fill in English names for the symbol search (subscribed codes first; through the on-demand share and its cache); 0: none.',

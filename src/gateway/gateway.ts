@@ -76,11 +76,11 @@ function destroyOnError(this: Duplex): void {
   this.destroy();
 }
 
-/** A `close` listener giving back `addr`'s connection slot and its slot in the total; it holds nothing else. */
-function releaser(conns: ConnectionCounter, addr: string): () => void {
+/** A `close` listener giving back `addr`'s connection slot (and its slot among the replays, for one); it holds nothing else. */
+function releaser(conns: ConnectionCounter, addr: string, replays: ConnectionCounter | undefined): () => void {
   return () => {
     conns.release(addr);
-    conns.release(ALL);
+    replays?.release(REPLAYS);
   };
 }
 
@@ -90,8 +90,8 @@ const NO_REPLAY = 'this server does not record (RECORD=off): no replay';
 /** The default monotonic clock (`performance.now` needs its object as `this`). */
 const monotonicNow = (): number => performance.now();
 
-/** The key of the total count in the connection counter (no address looks like it). */
-const ALL = '\u0000all';
+/** The one key of the replays' counter. */
+const REPLAYS = 'replays';
 
 /** The WebSocket gateway. Attaches to `opts.server` on construction; `close()` to stop. */
 export class Gateway {
@@ -104,6 +104,9 @@ export class Gateway {
   private readonly conns: ConnectionCounter;
   private readonly maxConnections: number;
   private readonly maxPerAddress: number;
+  private readonly maxReplays: number;
+  /** Open replays (`/ws/replay`), under their one key. */
+  private readonly replays: ConnectionCounter;
   private readonly fanout: Fanout;
   private readonly logger: Logger;
   private readonly metrics: Metrics;
@@ -141,6 +144,8 @@ export class Gateway {
     this.maxPerAddress = opts.maxConnectionsPerIp ?? GATEWAY_DEFAULTS.maxConnectionsPerIp;
     this.conns = new ConnectionCounter(this.maxPerAddress);
     this.maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
+    this.maxReplays = opts.maxReplays ?? GATEWAY_DEFAULTS.maxReplays;
+    this.replays = new ConnectionCounter(this.maxReplays);
     this.wss = codedHandshakeErrors(new WebSocketServer(this.serverOptions()));
     this.fanout = new Fanout(this.index, this.clock, this.metrics, this.logger);
     this.statuses = new StatusBoard(opts.statuses);
@@ -252,17 +257,17 @@ export class Gateway {
     if (path !== this.path && replay === undefined)
       return refuseUpgrade(socket, 404, 'not_found', `no WebSocket endpoint at this path (${this.path} and ${this.path}/replay are)`);
     const addr = clientAddress(req, this.opts.trustProxy);
-    const refused = this.admission(read.url, addr, replay === undefined);
+    const refused = this.admission(read.url, addr, replay !== undefined);
     if (refused !== undefined) {
       if (refused.outcome !== undefined) this.metrics.connections.inc({ outcome: refused.outcome });
       return refuseUpgrade(socket, refused.status, refused.code, refused.message, refused.headers);
     }
     this.conns.acquire(addr);
-    this.conns.acquire(ALL);
+    if (replay !== undefined) this.replays.acquire(REPLAYS);
     // One release point for every path (refused, failed handshake, closed session). Made
     // outside this function so the listener, which lives as long as the connection, does not
     // keep the upgrade request alive.
-    socket.on('close', releaser(this.conns, addr));
+    socket.on('close', releaser(this.conns, addr, replay !== undefined ? this.replays : undefined));
     const auth = this.opts.auth;
     const granted = (grant: AuthGranted): void => (replay ? this.acceptReplay(replay, req, socket, head, grant) : this.accept(req, socket, head, addr, grant));
     if (auth === undefined) return granted(OPEN_GRANT);
@@ -282,22 +287,31 @@ export class Gateway {
 
   /**
    * Why an upgrade from `addr` would be refused before its token is read,
-   * or undefined: a query parameter `/ws` does not take (`params`: not for
-   * a replay, whose query its own check reads), a stopping server, a full
-   * one, an address at its cap.
+   * or undefined: a query parameter `/ws` does not take (not for a
+   * `replay`, whose query its own check reads), a stopping server, a full
+   * one (or one playing as many replays as it takes), an address at its cap.
    */
-  private admission(url: URL, addr: string, params: boolean): (UpgradeRefusal & { outcome?: 'server_full' | 'too_many' }) | undefined {
+  private admission(url: URL, addr: string, replay: boolean): (UpgradeRefusal & { outcome?: 'server_full' | 'replays_full' | 'too_many' }) | undefined {
     // `/ws` takes no parameter but the token: a misspelt one is refused, as on every route.
-    const query = params ? queryParams(url.searchParams, []) : undefined;
+    const query = replay ? undefined : queryParams(url.searchParams, []);
     if (query?.ok === false) return { status: 400, code: 'invalid_params', message: query.message };
     if (this.closing) return { status: 503, code: 'shutting_down', message: 'server shutting down' };
-    if (this.conns.count(ALL) >= this.maxConnections)
+    if (this.conns.total >= this.maxConnections)
       return {
         status: 503,
         code: 'server_full',
         message: 'the server has as many connections as it takes; try another or later',
         headers: { 'Retry-After': '5' },
         outcome: 'server_full',
+      };
+    // Each replay holds the recorded state of what it plays at its own clock: their number bounds that memory.
+    if (replay && this.replays.total >= this.maxReplays)
+      return {
+        status: 503,
+        code: 'server_full',
+        message: `the server plays as many replays at once as it takes (${this.maxReplays}); try later`,
+        headers: { 'Retry-After': '30' },
+        outcome: 'replays_full',
       };
     if (this.conns.count(addr) >= this.maxPerAddress)
       return { status: 429, code: 'too_many_connections', message: 'too many connections from this address', outcome: 'too_many' };
@@ -323,7 +337,7 @@ export class Gateway {
     const replayPath = read.url.pathname === `${this.path}/replay`;
     const replay = this.opts.replay;
     if (replayPath && replay === undefined) return { status: 404, code: 'recording_off', message: NO_REPLAY };
-    const refused = this.admission(read.url, clientAddress(req, this.opts.trustProxy), !replayPath);
+    const refused = this.admission(read.url, clientAddress(req, this.opts.trustProxy), replayPath);
     if (refused !== undefined) return refused;
     const res = this.opts.auth === undefined ? OPEN_GRANT : await this.opts.auth.authenticate(req);
     if (!res.ok) return { status: res.status, code: res.code, message: res.message };

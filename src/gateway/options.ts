@@ -88,6 +88,8 @@ export interface GatewayOptions {
   readonly maxConnectionsPerIp?: number;
   /** Open connections in all; default 18,000 (more are refused with HTTP 503 `server_full`). */
   readonly maxConnections?: number;
+  /** Replays (`/ws/replay`) open at once, counted among the connections too; default 16 (more are refused with HTTP 503 `server_full`). */
+  readonly maxReplays?: number;
   /** Use permessage-deflate when the client offers it; default false (its CPU and memory cost). */
   readonly perMessageDeflate?: boolean;
   /**
@@ -131,6 +133,7 @@ export const GATEWAY_DEFAULTS = {
   heartbeatMs: 15_000,
   maxConnectionsPerIp: 100,
   maxConnections: 18_000,
+  maxReplays: 16,
   perMessageDeflate: false,
   directWrite: true,
   slowCheckMs: 100,

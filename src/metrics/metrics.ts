@@ -16,7 +16,7 @@ export class Metrics {
   /** Connections accepted, by outcome. */
   readonly connections = new Counter({
     name: 'krx_connections_total',
-    help: 'WebSocket upgrade attempts by outcome (accepted, replay, unauthorized, forbidden_origin, too_many, server_full)',
+    help: 'WebSocket upgrade attempts by outcome (accepted, replay, unauthorized, forbidden_origin, too_many, server_full, replays_full)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

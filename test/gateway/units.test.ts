@@ -153,14 +153,21 @@ describe('limits', () => {
     k.giveBack('a', 0);
     expect([k.take('a', 0), k.take('a', 0), k.take('a', 0)]).toEqual([true, true, false]);
   });
-  it('connection counter caps per address', () => {
+  it('connection counter caps per address, and counts every address together past that cap', () => {
     const c = new ConnectionCounter(2);
     expect([c.acquire('a'), c.acquire('a'), c.acquire('a'), c.acquire('b')]).toEqual([true, true, false, true]);
+    expect(c.total).toBe(3);
+    for (const addr of ['c', 'c', 'd', 'd']) c.acquire(addr);
+    expect(c.total).toBe(7);
     c.release('a');
     expect(c.acquire('a')).toBe(true);
     c.release('a');
     c.release('a');
     expect(c.count('a')).toBe(0);
+    // A slot never taken is not given back: the total stays the connections held.
+    c.release('a');
+    c.release('e');
+    expect(c.total).toBe(5);
   });
 });
 

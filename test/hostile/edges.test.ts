@@ -95,6 +95,25 @@ describe('/status and /symbols', () => {
 });
 
 describe('connections', () => {
+  it('counts MAX_CONNECTIONS over every address when it is above the per-address cap', async () => {
+    // Two per address, five in all: three addresses fill the server, whatever each holds of its own.
+    h = await startHarness({ maxConnections: 5, maxConnectionsPerIp: 2 });
+    const from = (addr: string) => Client.connect(h!.url, { localAddress: addr });
+    const open = await Promise.all(['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.2', '127.0.0.3'].map(from));
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(h!.url, { localAddress: '127.0.0.3' });
+      ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+    });
+    expect(status).toBe(503);
+    expect(await counter(h.metrics, 'krx_connections_total', { outcome: 'server_full' })).toBe(1);
+    // A slot given back is one more for any address.
+    open[0]!.close();
+    await eventually(async () => (await counter(h!.metrics, 'krx_clients')) === 4);
+    const again = await from('127.0.0.4');
+    again.close();
+    for (const c of open.slice(1)) c.close();
+  });
   it('refuses connections past MAX_CONNECTIONS from any number of addresses with 503 server_full', async () => {
     h = await startHarness({ maxConnections: 3, maxConnectionsPerIp: 100 });
     const open = await Promise.all([0, 1, 2].map(() => Client.connect(h!.url)));

@@ -216,6 +216,32 @@ describe('a damaged recording', () => {
   });
 });
 
+describe('MAX_REPLAYS', () => {
+  it('refuses a replay past it with 503 server_full, while /ws takes connections, and takes one again when a replay ends', async () => {
+    const data = tmp();
+    await record(join(data, 'recordings'), 5);
+    tb = await startBridge({ RECORD: 'on', DATA_DIR: data, RECORD_DAYS: 3650, MAX_REPLAYS: 2 });
+    const target = `${tb.wsUrl}/replay?date=${DAY}&from=100000&to=100005&speed=1`;
+    const open = [await Client.connect(target), await Client.connect(target)];
+    const third = await refused(target);
+    expect(third.status).toBe(503);
+    expect(JSON.parse(third.body).error).toMatchObject({ code: 'server_full', message: expect.stringMatching(/replays at once.*\(2\)/) });
+    // A plain GET of the replay's URL (what the SDK asks after a socket failed to open) says the same.
+    const probe = await fetch(target.replace(/^ws/, 'http'));
+    expect([probe.status, probe.headers.get('retry-after')]).toEqual([503, '30']);
+    // Live connections are not replays.
+    const live = await Client.connect(tb.wsUrl);
+    live.close();
+    const metrics = await (await fetch(`${tb.url}/metrics`)).text();
+    expect(metrics).toMatch(/^krx_connections_total\{outcome="replays_full"\} 1$/m);
+    open[0]!.close();
+    await new Promise((r) => open[0]!.ws.once('close', r));
+    const again = await Client.connect(target);
+    again.close();
+    open[1]!.close();
+  });
+});
+
 function range(a: number, b: number): number[] {
   return Array.from({ length: b - a + 1 }, (_, i) => a + i);
 }
