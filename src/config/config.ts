@@ -136,7 +136,7 @@ export const SETTINGS = {
   ALLOWED_ORIGINS: { schema: csv.optional(), text: 'Comma-separated browser origins allowed to connect. Unset: any origin.' },
   TRUST_PROXY: {
     schema: bool.default(false),
-    text: 'Take the client address from the first `X-Forwarded-For` entry (per-address limits behind a proxy that overwrites that header).',
+    text: 'Take the client address from the last `X-Forwarded-For` entry, the one the proxy in front wrote (per-address limits behind a proxy that overwrites that header or appends to it).',
   },
   REDIS_URL: {
     schema: z.string().url().optional(),

@@ -114,6 +114,20 @@ describe('connections', () => {
     again.close();
     for (const c of open.slice(1)) c.close();
   });
+  it('behind a proxy, counts a client by the address the proxy appended, not by the X-Forwarded-For it sent itself', async () => {
+    h = await startHarness({ trustProxy: true, maxConnectionsPerIp: 2 });
+    const via = (sent: string) => ({ headers: { 'X-Forwarded-For': `${sent}, 198.51.100.9` } });
+    const open = [await Client.connect(h.url, via('1.1.1.1')), await Client.connect(h.url, via('2.2.2.2'))];
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(h!.url, via('3.3.3.3'));
+      ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+    });
+    expect(status).toBe(429);
+    // Another client of the proxy is another address.
+    const other = await Client.connect(h.url, { headers: { 'X-Forwarded-For': '198.51.100.10' } });
+    for (const c of [...open, other]) c.close();
+  });
   it('refuses connections past MAX_CONNECTIONS from any number of addresses with 503 server_full', async () => {
     h = await startHarness({ maxConnections: 3, maxConnectionsPerIp: 100 });
     const open = await Promise.all([0, 1, 2].map(() => Client.connect(h!.url)));
