@@ -1,5 +1,5 @@
-import { createReadStream, existsSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
@@ -22,6 +22,28 @@ export interface Segment {
   readonly compressed: boolean;
 }
 
+/**
+ * Whether an error is a file that is not there: a segment's raw file is
+ * removed once its `.gz` is complete (written aside and renamed first), so
+ * a raw file listed or checked a moment ago may be gone, its `.gz` there.
+ */
+function gone(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+/** The segment of `file` in `dir`, or its `.gz` when the raw file was compressed since it was listed; undefined when neither is there. */
+export async function segmentOf(dir: string, file: string, start: string): Promise<Segment | undefined> {
+  const names = file.endsWith('.gz') ? [file] : [file, `${file}.gz`];
+  for (const name of names) {
+    try {
+      return { file: name, start, bytes: (await stat(join(dir, name))).size, compressed: name.endsWith('.gz') };
+    } catch (err) {
+      if (!gone(err)) throw err;
+    }
+  }
+  return undefined;
+}
+
 /** The segments of a day, oldest first (empty when the day is not recorded). */
 export async function segments(root: string, date: string): Promise<Segment[]> {
   const dir = dayDir(root, date);
@@ -30,7 +52,8 @@ export async function segments(root: string, date: string): Promise<Segment[]> {
   for (const file of await readdir(dir)) {
     const start = segmentStart(file);
     if (start === undefined) continue;
-    out.push({ file, start, bytes: (await stat(join(dir, file))).size, compressed: file.endsWith('.gz') });
+    const seg = await segmentOf(dir, file, start);
+    if (seg !== undefined) out.push(seg);
   }
   // A segment compressed and not yet unlinked appears twice: keep the compressed one.
   const byStart = new Map<string, Segment>();
@@ -59,10 +82,7 @@ export async function* readDay(root: string, date: string, from?: string, onDama
   let first = 0;
   if (from !== undefined) for (let i = 0; i < all.length; i++) if (all[i]!.start <= from) first = i;
   for (const seg of all.slice(first)) {
-    const path = join(dayDir(root, date), seg.file);
-    // Compressed since it was listed (the raw file is removed once its `.gz` is complete): read that.
-    const now = seg.compressed || existsSync(path) ? path : `${path}.gz`;
-    for await (const { line } of segmentLines(now, onDamage)) yield line;
+    for await (const { line } of segmentLines(join(dayDir(root, date), seg.file), onDamage)) yield line;
   }
 }
 
@@ -72,11 +92,34 @@ export interface SegmentLine {
   readonly bytes: number;
 }
 
-/** The lines of one segment file (`.gz` decompressed), up to the first that cannot be read, which is reported through `onDamage`. */
+/** Opens a segment file, or its `.gz` when a raw file was compressed since it was listed: the handle and the path opened. */
+async function openSegment(path: string): Promise<{ handle: FileHandle; path: string }> {
+  try {
+    return { handle: await open(path, 'r'), path };
+  } catch (err) {
+    if (!gone(err) || path.endsWith('.gz')) throw err;
+    return { handle: await open(`${path}.gz`, 'r'), path: `${path}.gz` };
+  }
+}
+
+/**
+ * The lines of one segment file (`.gz` decompressed; the `.gz` of a raw
+ * file compressed since it was listed), up to the first that cannot be
+ * read, which is reported through `onDamage`. Once open, the file is read
+ * to its end even if it is removed meanwhile.
+ */
 export async function* segmentLines(path: string, onDamage?: (d: Damage) => void): AsyncGenerator<SegmentLine> {
-  const file = basename(path);
-  const input = createReadStream(path);
-  const stream = path.endsWith('.gz') ? input.pipe(createGunzip()) : input;
+  let file = basename(path);
+  let opened: { handle: FileHandle; path: string };
+  try {
+    opened = await openSegment(path);
+  } catch (err) {
+    onDamage?.({ file, line: 0, reason: `unreadable: ${(err as Error).message}` });
+    return;
+  }
+  file = basename(opened.path);
+  const input = opened.handle.createReadStream();
+  const stream = opened.path.endsWith('.gz') ? input.pipe(createGunzip()) : input;
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let n = 0;
   try {

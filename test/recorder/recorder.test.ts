@@ -7,7 +7,7 @@ import { LocalBus } from '../../src/bus/bus.js';
 import { silentLogger } from '../../src/log.js';
 import { housekeep, nextHousekeeping } from '../../src/recorder/housekeeping.js';
 import { Recorder } from '../../src/recorder/recorder.js';
-import { readDay, segments, type Damage } from '../../src/recorder/reader.js';
+import { readDay, segmentLines, segmentOf, segments, type Damage } from '../../src/recorder/reader.js';
 import { recordedDay } from '../../src/recorder/catalog.js';
 import { SegmentSummary } from '../../src/recorder/summary.js';
 import { RecordLine, readLine } from '../../src/recorder/format.js';
@@ -316,6 +316,26 @@ describe('the recorder', () => {
     expect(readdirSync(join(dir, DAY)).sort()).toEqual(['seg-100000.ndjson.gz', 'seg-100000.summary.json']);
     expect(reads.length).toBeGreaterThan(1);
     for (const r of reads) expect(r).toEqual({ n: total, damage: [] });
+  });
+
+  it('reads the .gz of a segment whose raw file went between the listing and the reading', async () => {
+    const dir = tmp();
+    await record(dir, 30, { rows: 10 });
+    const day = join(dir, DAY);
+    const listed = await segments(dir, DAY);
+    expect(listed.map((s) => s.file)).toEqual(['seg-100000.ndjson']);
+    await housekeep({ dir, today: '20261125', now: T0 + 86_400_000, keepDays: 7, logger: silentLogger() });
+    // The raw file was listed, then compressed and removed: its stat and its open find the .gz instead.
+    expect(await segmentOf(day, 'seg-100000.ndjson', '100000')).toMatchObject({ file: 'seg-100000.ndjson.gz', compressed: true });
+    expect(await segmentOf(day, 'seg-100500.ndjson', '100500')).toBeUndefined();
+    const damage: Damage[] = [];
+    let changes = 0;
+    for await (const { line } of segmentLines(join(day, listed[0]!.file), (d) => damage.push(d))) if (line.k === 'c') changes++;
+    expect([changes, damage]).toEqual([300, []]);
+    // Neither there (a day deleted meanwhile): reported, nothing read.
+    rmSync(day, { recursive: true });
+    for await (const _ of segmentLines(join(day, listed[0]!.file), (d) => damage.push(d))) changes++;
+    expect(damage).toEqual([expect.objectContaining({ file: 'seg-100000.ndjson', reason: expect.stringMatching(/^unreadable: ENOENT/) })]);
   });
 
   it('sets its timer for the end of the sessions, then for midnight', () => {
