@@ -231,9 +231,12 @@ describe('MAX_REPLAYS', () => {
     expect([probe.status, probe.headers.get('retry-after')]).toEqual([503, '30']);
     // Live connections are not replays.
     const live = await Client.connect(tb.wsUrl);
-    live.close();
     const metrics = await (await fetch(`${tb.url}/metrics`)).text();
     expect(metrics).toMatch(/^krx_connections_total\{outcome="replays_full"\} 1$/m);
+    // Replays are counted apart from live clients.
+    expect(metrics).toMatch(/^krx_replays 2$/m);
+    expect(metrics).toMatch(/^krx_clients 1$/m);
+    live.close();
     open[0]!.close();
     await new Promise((r) => open[0]!.ws.once('close', r));
     const again = await Client.connect(target);
