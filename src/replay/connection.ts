@@ -17,6 +17,7 @@ import { ReplayState } from './state.js';
 import { kstMs, type RecordLine } from '../recorder/format.js';
 import { readDay, type Damage } from '../recorder/reader.js';
 import type { ReplayQuery } from './query.js';
+import type { Turns } from './turns.js';
 
 /**
  * One replay connection: reads the recording from the segment `from` falls
@@ -54,6 +55,8 @@ export interface ConnectionOptions {
   readonly monotonic: () => number;
   /** The codes each day's recording holds (a subscribe's codes are checked against them and the bridge's listing). */
   readonly recorded: RecordedCodes;
+  /** The turns to read a recording up to a replay's start, shared by the server's replays (turns.ts). */
+  readonly prerolls: Turns;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -167,6 +170,16 @@ export class ReplayConnection {
   }
 
   private async play(): Promise<void> {
+    // Reading up to `from` is this replay's turn among the server's (turns.ts), given back once it plays or ends.
+    const giveBack = await this.opts.prerolls.take();
+    try {
+      await this.playFrom(giveBack);
+    } finally {
+      giveBack();
+    }
+  }
+
+  private async playFrom(giveBack: () => void): Promise<void> {
     const from = kstMs(this.q.date, this.q.from);
     // A window that runs past the moment the replay was opened ends there: the reader takes each segment as it stands
     // when it gets to it, and what the recorder writes after that would be skipped while the clock went on.
@@ -211,6 +224,7 @@ export class ReplayConnection {
       if (!playing && line.t >= from) {
         if (!before) start = st.clock = line.t;
         playing = true;
+        giveBack();
         this.markReady();
         // The replay clock starts with the client's first subscribe: nothing plays to nobody.
         await this.subscribed;

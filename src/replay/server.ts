@@ -8,6 +8,7 @@ import type { SlowPolicy } from '../gateway/slow.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { ReplayConnection } from './connection.js';
 import { RecordedCodes } from './codes.js';
+import { Turns } from './turns.js';
 import type { SymbolLookup } from '../gateway/handlers.js';
 import { codedHandshakeErrors, searchOf } from '../gateway/upgrade.js';
 import { hhmmss, kstMs } from '../recorder/format.js';
@@ -72,6 +73,8 @@ export class ReplayServer {
   private readonly open = new Set<ReplayConnection>();
   /** The codes each day's recording holds, shared by the replays. */
   private readonly recorded: RecordedCodes;
+  /** One replay at a time reads its recording up to its start (turns.ts). */
+  private readonly prerolls = new Turns(1);
 
   /** A server of replays from `opts.dir`. */
   constructor(private readonly opts: ReplayServerOptions) {
@@ -107,7 +110,13 @@ export class ReplayServer {
    */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, query: ReplayQuery, limits: Limits, listed: SymbolLookup): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const opts = { ...this.opts, floodFactor: this.opts.floodFactor ?? 3, monotonic: this.opts.monotonic ?? monotonicNow, recorded: this.recorded };
+      const opts = {
+        ...this.opts,
+        floodFactor: this.opts.floodFactor ?? 3,
+        monotonic: this.opts.monotonic ?? monotonicNow,
+        recorded: this.recorded,
+        prerolls: this.prerolls,
+      };
       const c = new ReplayConnection(ws, query, limits, listed, opts, () => this.open.delete(c));
       this.open.add(c);
       void c.run();
