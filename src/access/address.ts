@@ -24,10 +24,15 @@ export function clientAddress(req: IncomingMessage, trustProxy = false): string 
 /**
  * The key of an address for the per-address limits: an IPv4 address as it
  * is (from its IPv4-mapped IPv6 form too), an IPv6 address as its /64
- * (`2001:db8:1:2::/64`, the zone dropped), anything else as it is.
+ * (`2001:db8:1:2::/64`, the zone dropped), without the port some proxies
+ * write after it (`203.0.113.7:51234`, `[2001:db8::1]:443`); anything else
+ * as it is.
  */
 export function addressKey(addr: string): string {
-  const bare = addr.startsWith('[') && addr.endsWith(']') ? addr.slice(1, -1) : addr;
+  const v4port = /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(addr);
+  if (v4port !== null && isIPv4(v4port[1]!)) return v4port[1]!;
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(addr);
+  const bare = bracketed !== null ? bracketed[1]! : addr;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
   if (mapped !== null && isIPv4(mapped[1]!)) return mapped[1]!;
   if (!isIPv6(bare)) return addr;

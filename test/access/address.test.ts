@@ -30,6 +30,11 @@ describe('addressKey', () => {
     expect(addressKey('fe80::1')).toBe('fe80:0:0:0::/64');
     expect(addressKey('2001:db8::')).toBe('2001:db8:0:0::/64');
   });
+  it('drops the port a proxy may write after an address', () => {
+    expect(addressKey('203.0.113.7:51234')).toBe('203.0.113.7');
+    expect(addressKey('[2001:db8:1:2::1]:443')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('[::ffff:203.0.113.7]:8080')).toBe('203.0.113.7');
+  });
   it('leaves what is not an address as it is', () => {
     expect(addressKey('unknown')).toBe('unknown');
     expect(addressKey('10.0.0.256')).toBe('10.0.0.256');
