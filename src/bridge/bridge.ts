@@ -247,6 +247,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
       maxConnectionsPerIp: config.MAX_CONNECTIONS_PER_IP,
       maxConnections: config.MAX_CONNECTIONS,
       maxReplays: config.MAX_REPLAYS,
+      maxReplaysPerIp: config.MAX_REPLAYS_PER_IP,
       trustProxy: config.TRUST_PROXY,
       perMessageDeflate: config.PERMESSAGE_DEFLATE,
       directWrite: config.WS_DIRECT_WRITE,

@@ -100,6 +100,10 @@ export const SETTINGS = {
     schema: int(1, 100_000).default(16),
     text: 'Replays (`/ws/replay`) open at once, every address together (each is also one of `MAX_CONNECTIONS`): a replay holds the recorded state of its day at its own clock, so their number bounds that memory; more are refused with HTTP 503 `server_full`.',
   },
+  MAX_REPLAYS_PER_IP: {
+    schema: int(1, 100_000).default(4),
+    text: 'Replays open at once from one remote address, so one client cannot hold every one of `MAX_REPLAYS`; more are refused with HTTP 429 `too_many_connections`.',
+  },
   NAMES_PER_DAY: {
     schema: int(0, 1_000_000).default(2000),
     text: 'Master lookups a budget day that fill in English names for the symbol search (subscribed codes first; through the on-demand share and its cache); 0: none.',

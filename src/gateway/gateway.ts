@@ -76,11 +76,21 @@ function destroyOnError(this: Duplex): void {
   this.destroy();
 }
 
-/** A `close` listener giving back `addr`'s connection slot (and its slot among the replays, for one); it holds nothing else. */
-function releaser(conns: ConnectionCounter, addr: string, replays: ConnectionCounter | undefined): () => void {
+/** A `close` listener giving back `addr`'s connection slot (and, for a replay, its replay slot if not given back before); it holds nothing else. */
+function releaser(conns: ConnectionCounter, addr: string, replaySlot: (() => void) | undefined): () => void {
   return () => {
     conns.release(addr);
-    replays?.release(REPLAYS);
+    replaySlot?.();
+  };
+}
+
+/** Gives back `addr`'s replay slot, once however often it is called. */
+function replaySlotOf(replays: ConnectionCounter, addr: string): () => void {
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    replays.release(addr);
   };
 }
 
@@ -89,9 +99,6 @@ const NO_REPLAY = 'this server does not record (RECORD=off): no replay';
 
 /** The default monotonic clock (`performance.now` needs its object as `this`). */
 const monotonicNow = (): number => performance.now();
-
-/** The one key of the replays' counter. */
-const REPLAYS = 'replays';
 
 /** The WebSocket gateway. Attaches to `opts.server` on construction; `close()` to stop. */
 export class Gateway {
@@ -105,7 +112,8 @@ export class Gateway {
   private readonly maxConnections: number;
   private readonly maxPerAddress: number;
   private readonly maxReplays: number;
-  /** Open replays (`/ws/replay`), under their one key. */
+  private readonly maxReplaysPerAddress: number;
+  /** Open replays (`/ws/replay`), per address and in all. */
   private readonly replays: ConnectionCounter;
   private readonly fanout: Fanout;
   private readonly logger: Logger;
@@ -145,7 +153,8 @@ export class Gateway {
     this.conns = new ConnectionCounter(this.maxPerAddress);
     this.maxConnections = opts.maxConnections ?? GATEWAY_DEFAULTS.maxConnections;
     this.maxReplays = opts.maxReplays ?? GATEWAY_DEFAULTS.maxReplays;
-    this.replays = new ConnectionCounter(this.maxReplays);
+    this.maxReplaysPerAddress = opts.maxReplaysPerIp ?? GATEWAY_DEFAULTS.maxReplaysPerIp;
+    this.replays = new ConnectionCounter(this.maxReplaysPerAddress);
     this.wss = codedHandshakeErrors(new WebSocketServer(this.serverOptions()));
     this.fanout = new Fanout(this.index, this.clock, this.metrics, this.logger);
     this.statuses = new StatusBoard(opts.statuses);
@@ -263,13 +272,15 @@ export class Gateway {
       return refuseUpgrade(socket, refused.status, refused.code, refused.message, refused.headers);
     }
     this.conns.acquire(addr);
-    if (replay !== undefined) this.replays.acquire(REPLAYS);
+    if (replay !== undefined) this.replays.acquire(addr);
+    const replaySlot = replay !== undefined ? replaySlotOf(this.replays, addr) : undefined;
     // One release point for every path (refused, failed handshake, closed session). Made
     // outside this function so the listener, which lives as long as the connection, does not
     // keep the upgrade request alive.
-    socket.on('close', releaser(this.conns, addr, replay !== undefined ? this.replays : undefined));
+    socket.on('close', releaser(this.conns, addr, replaySlot));
     const auth = this.opts.auth;
-    const granted = (grant: AuthGranted): void => (replay ? this.acceptReplay(replay, req, socket, head, grant) : this.accept(req, socket, head, addr, grant));
+    const granted = (grant: AuthGranted): void =>
+      replay ? this.acceptReplay(replay, req, socket, head, grant, replaySlot!) : this.accept(req, socket, head, addr, grant);
     if (auth === undefined) return granted(OPEN_GRANT);
     auth.authenticate(req).then(
       (res) => {
@@ -315,6 +326,13 @@ export class Gateway {
       };
     if (this.conns.count(addr) >= this.maxPerAddress)
       return { status: 429, code: 'too_many_connections', message: 'too many connections from this address', outcome: 'too_many' };
+    if (replay && this.replays.count(addr) >= this.maxReplaysPerAddress)
+      return {
+        status: 429,
+        code: 'too_many_connections',
+        message: `too many replays from this address (${this.maxReplaysPerAddress})`,
+        outcome: 'too_many',
+      };
     return undefined;
   }
 
@@ -358,11 +376,15 @@ export class Gateway {
    * the replay server within the limits a live connection would get, its
    * codes checked against the same listing.
    */
-  private acceptReplay(replay: ReplayEndpoint, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted): void {
+  private acceptReplay(replay: ReplayEndpoint, req: IncomingMessage, socket: Duplex, head: Buffer, grant: AuthGranted, slot: () => void): void {
     replay.check(req.url).then(
       (r) => {
         if (this.closing || socket.destroyed) return void socket.destroy();
-        if (!r.ok) return this.refuseReplay(req, socket, head, wireError(r.refusal.code, r.refusal.message));
+        if (!r.ok) {
+          // A refused replay plays nothing: its slot is free at once, not when its peer answers the close (up to 5 s).
+          slot();
+          return this.refuseReplay(req, socket, head, wireError(r.refusal.code, r.refusal.message));
+        }
         socket.removeListener('error', destroyOnError);
         this.metrics.connections.inc({ outcome: 'replay' });
         const limits = grant.limits === undefined ? this.baseLimits : resolveLimits(this.baseLimits, grant.limits);

@@ -90,6 +90,8 @@ export interface GatewayOptions {
   readonly maxConnections?: number;
   /** Replays (`/ws/replay`) open at once, counted among the connections too; default 16 (more are refused with HTTP 503 `server_full`). */
   readonly maxReplays?: number;
+  /** Replays open at once from one client address; default 4 (more are refused with HTTP 429 `too_many_connections`). */
+  readonly maxReplaysPerIp?: number;
   /** Use permessage-deflate when the client offers it; default false (its CPU and memory cost). */
   readonly perMessageDeflate?: boolean;
   /**
@@ -134,6 +136,7 @@ export const GATEWAY_DEFAULTS = {
   maxConnectionsPerIp: 100,
   maxConnections: 18_000,
   maxReplays: 16,
+  maxReplaysPerIp: 4,
   perMessageDeflate: false,
   directWrite: true,
   slowCheckMs: 100,

@@ -245,6 +245,37 @@ describe('MAX_REPLAYS', () => {
   });
 });
 
+describe('MAX_REPLAYS_PER_IP', () => {
+  it('refuses one address a replay past it with 429, another address not, and frees a refused replay’s slot at once', async () => {
+    const data = tmp();
+    await record(join(data, 'recordings'), 5);
+    tb = await startBridge({ RECORD: 'on', DATA_DIR: data, RECORD_DAYS: 3650, MAX_REPLAYS: 2, MAX_REPLAYS_PER_IP: 1 });
+    await tb.bridge.recorder!.settled();
+    const target = `${tb.wsUrl}/replay?date=${DAY}&from=100000&to=100005&speed=1`;
+    const first = await Client.connect(target);
+    const again = await refused(target);
+    expect([again.status, JSON.parse(again.body).error]).toEqual([429, { code: 'too_many_connections', message: 'too many replays from this address (1)' }]);
+    const other = await Client.connect(target, { localAddress: '127.0.0.2' });
+    await Promise.all([first, other].map((c) => new Promise((r) => (c.ws.once('close', r), c.close()))));
+    // A replay of a day not recorded, by a peer that never reads nor answers the close: refused (4004), and its slot is free
+    // at once, not once the close handshake gives up (5 s).
+    const { port } = new URL(tb.url);
+    const silent = connect(Number(port), '127.0.0.1');
+    silent.write(
+      `GET /ws/replay?date=20200102&from=100000&to=100005 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
+    const answered = await new Promise<string>((resolve) => silent.once('data', (b: Buffer) => resolve(b.toString('latin1'))));
+    expect(answered).toMatch(/^HTTP\/1\.1 101/);
+    silent.pause();
+    const started = Date.now();
+    const next = await Client.connect(target);
+    expect(Date.now() - started).toBeLessThan(2000);
+    next.close();
+    silent.destroy();
+  });
+});
+
 function range(a: number, b: number): number[] {
   return Array.from({ length: b - a + 1 }, (_, i) => a + i);
 }
