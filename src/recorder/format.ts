@@ -62,7 +62,14 @@ export type RecordLine = z.infer<typeof RecordLine>;
 const CHANGE_HEAD = /^\{"k":"c","t":(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?),"topic":("(?:[^"\\]|\\.)*"),"seq":([1-9]\d*),"f":(?=\{)/;
 
 /** What `readLine` made of a line: the line, or why it is not one. */
-export type ReadLine = { readonly ok: true; readonly line: RecordLine } | { readonly ok: false; readonly reason: 'not JSON' | 'not a recording line' };
+export type ReadLine =
+  | {
+      readonly ok: true;
+      readonly line: RecordLine;
+      /** A change line taken apart at its frame: the frame as parsed to check it, for a reader that needs its message (a replay applying it). */
+      readonly message?: Readonly<Record<string, unknown>>;
+    }
+  | { readonly ok: false; readonly reason: 'not JSON' | 'not a recording line' };
 
 /**
  * A line of a segment from its text. A change line as the recorder writes
@@ -80,7 +87,7 @@ export function readLine(text: string): ReadLine {
       const parsed: unknown = JSON.parse(frame);
       const topic: unknown = JSON.parse(m[2]!);
       if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && typeof topic === 'string' && Number.isSafeInteger(seq)) {
-        return { ok: true, line: { k: 'c', t: Number(m[1]), topic, seq, f: frame } };
+        return { ok: true, line: { k: 'c', t: Number(m[1]), topic, seq, f: frame }, message: parsed as Record<string, unknown> };
       }
     } catch {
       // Not what the recorder writes after all: read the whole line below.

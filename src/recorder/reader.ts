@@ -78,18 +78,23 @@ export interface Damage {
 
 /** The lines of a day's segments, from the segment `from` falls in (`HHMMSS`; default the first). */
 export async function* readDay(root: string, date: string, from?: string, onDamage?: (d: Damage) => void): AsyncGenerator<RecordLine> {
+  for await (const { line } of readDayLines(root, date, from, onDamage)) yield line;
+}
+
+/** `readDay`, each line with its bytes and, for a change line taken apart at its frame, the frame's message (`SegmentLine`). */
+export async function* readDayLines(root: string, date: string, from?: string, onDamage?: (d: Damage) => void): AsyncGenerator<SegmentLine> {
   const all = await segments(root, date);
   let first = 0;
   if (from !== undefined) for (let i = 0; i < all.length; i++) if (all[i]!.start <= from) first = i;
-  for (const seg of all.slice(first)) {
-    for await (const { line } of segmentLines(join(dayDir(root, date), seg.file), onDamage)) yield line;
-  }
+  for (const seg of all.slice(first)) yield* segmentLines(join(dayDir(root, date), seg.file), onDamage);
 }
 
 /** A line of a segment and its bytes (with the newline). */
 export interface SegmentLine {
   readonly line: RecordLine;
   readonly bytes: number;
+  /** A change line's frame as parsed when the line was read (see `ReadLine`), so it need not be parsed again. */
+  readonly message?: Readonly<Record<string, unknown>>;
 }
 
 /** Opens a segment file, or its `.gz` when a raw file was compressed since it was listed: the handle and the path opened. */
@@ -131,7 +136,8 @@ export async function* segmentLines(path: string, onDamage?: (d: Damage) => void
         onDamage?.({ file, line: n, reason: r.reason === 'not JSON' ? 'not JSON (torn or damaged)' : r.reason });
         return;
       }
-      yield { line: r.line, bytes: Buffer.byteLength(text) + 1 };
+      const bytes = Buffer.byteLength(text) + 1;
+      yield r.message !== undefined ? { line: r.line, bytes, message: r.message } : { line: r.line, bytes };
     }
   } catch (err) {
     onDamage?.({ file, line: n, reason: `unreadable: ${(err as Error).message}` });

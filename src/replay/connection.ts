@@ -15,7 +15,7 @@ import { encode, errorFrame, statusFrame, welcomeFrame } from '../protocol/encod
 import { ReplayOutbox } from './outbox.js';
 import { ReplayState } from './state.js';
 import { kstMs, type RecordLine } from '../recorder/format.js';
-import { readDay, type Damage } from '../recorder/reader.js';
+import { readDayLines, type Damage } from '../recorder/reader.js';
 import type { ReplayQuery } from './query.js';
 import type { Turns } from './turns.js';
 
@@ -198,7 +198,7 @@ export class ReplayConnection {
     // The last recorded moment read, and whether a stop line said the recording stopped after it.
     let last: number | undefined;
     let stopped = false;
-    for await (const line of readDay(this.opts.dir, this.q.date, this.q.from, this.opts.onDamage)) {
+    for await (const { line, message } of readDayLines(this.opts.dir, this.q.date, this.q.from, this.opts.onDamage)) {
       if (this.ended) return;
       // A process starts recording again without a stop line before it (a crash): nothing was recorded after the last moment read.
       if (line.k === 'K' && line.start === true && !stopped && last !== undefined) this.gap(last, playing);
@@ -247,7 +247,7 @@ export class ReplayConnection {
       }
       last = line.t;
       if (line.k === 'X') stopped = true;
-      this.playLine(line, playing);
+      this.playLine(line, playing, message);
     }
     this.settle();
     // The recording ends before `to`: the replay ends with it, its clock at `to` (never later than when it was opened).
@@ -255,12 +255,12 @@ export class ReplayConnection {
   }
 
   /** Applies a recorded change, status or stop, and sends it to the subscribers once playing. */
-  private playLine(line: Extract<RecordLine, { k: 'c' | 's' | 'X' }>, playing: boolean): void {
+  private playLine(line: Extract<RecordLine, { k: 'c' | 's' | 'X' }>, playing: boolean, message: Readonly<Record<string, unknown>> | undefined): void {
     const st = this.state;
     if (line.k === 'X') return this.gap(line.t, playing);
     if (line.k === 'c') {
       // A change the state holds already (in a keyframe), or past a gap (damage), is not played.
-      if (st.apply(line.topic, line.seq, line.f) && playing && st.receives(line.topic)) this.outbox.update(line.topic, line.f);
+      if (st.apply(line.topic, line.seq, line.f, message) && playing && st.receives(line.topic)) this.outbox.update(line.topic, line.f);
       return;
     }
     // The status a keyframe just gave (a process records its first status there and as a line of its own) is not sent twice.

@@ -91,14 +91,16 @@ export class ReplayState {
    * false when it is not applied: the state holds it already (seq at or
    * below, unless the held row is an earlier process's and this is a
    * snapshot), or a patch does not follow the state's seq (a gap the next
-   * keyframe repairs).
+   * keyframe repairs). `message`: the frame already parsed, when the reader
+   * has it (`SegmentLine.message`).
    */
-  apply(topic: string, seq: number, frame: string): boolean {
+  apply(topic: string, seq: number, frame: string, message?: Readonly<Record<string, unknown>>): boolean {
     const held = this.rows.get(topic);
     // A row of an earlier process: only a snapshot of this one replaces it at or below its seq.
     const earlier = held !== undefined && held.gen !== this.gen;
     if (held !== undefined && seq <= held.seq && !earlier) return false;
-    const msg = JSON.parse(frame) as { type: string; ts: number; crc: number; data?: Row; ops?: PatchOp[] };
+    // The message the reader parsed the frame into when it read the line, else the frame parsed now.
+    const msg = (message ?? JSON.parse(frame)) as { type: string; ts: number; crc: number; data?: Row; ops?: PatchOp[] };
     if (msg.type === 'snapshot' && msg.data) {
       this.rows.set(topic, { row: msg.data, seq, ts: msg.ts, crc: msg.crc, gen: this.gen });
       return true;

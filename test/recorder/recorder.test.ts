@@ -170,7 +170,12 @@ describe('the recorder', () => {
         return { ok: false };
       }
     };
-    for (const text of lines) expect(readLine(text)).toEqual(whole(text));
+    for (const text of lines) {
+      const r = readLine(text);
+      expect({ ok: r.ok, line: r.ok ? r.line : undefined }).toEqual({ line: undefined, ...whole(text) });
+      // A change line taken apart at its frame gives the frame's message too, as a parse of the frame would.
+      if (r.ok && r.line.k === 'c') expect(r.message).toEqual(JSON.parse(r.line.f));
+    }
     expect(lines.filter((t) => t.startsWith('{"k":"c"')).length).toBe(12);
     // Cut anywhere, or with a byte changed, a line reads as the whole parse says: no frame is taken from a torn line.
     fc.assert(
