@@ -132,13 +132,14 @@ export async function startHarness(
 }
 
 /**
- * The HTTP answer to an upgrade of `url` with `headers`, read by the `ws`
- * package (which sees what a browser's WebSocket hides): 101 and no body
- * when it opened, else the refusal's status and body.
+ * The HTTP answer to an upgrade of `url` with `headers` (and `opts`, such
+ * as the `localAddress` to come from), read by the `ws` package (which sees
+ * what a browser's WebSocket hides): 101 and no body when it opened, else
+ * the refusal's status and body.
  */
-export function upgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+export function upgrade(url: string, headers: Record<string, string> = {}, opts: ClientOptions = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, { ...opts, headers });
     ws.on('open', () => {
       ws.close();
       resolve({ status: 101, body: '' });

@@ -7,7 +7,7 @@ import { request } from 'undici';
 import WebSocket from 'ws';
 import { Authenticator, tokenDigest, claimRefusal } from '../../src/access/auth.js';
 import { createLogger } from '../../src/log.js';
-import { Client, codes, counter, eventually, startHarness, type Harness } from '../gateway/harness.js';
+import { Client, codes, counter, eventually, startHarness, upgrade, type Harness } from '../gateway/harness.js';
 import { startBridge, type TestBridge } from '../bridge/helpers.js';
 
 /** The smaller findings of the hardening review, one test each. */
@@ -100,11 +100,7 @@ describe('connections', () => {
     h = await startHarness({ maxConnections: 5, maxConnectionsPerIp: 2 });
     const from = (addr: string) => Client.connect(h!.url, { localAddress: addr });
     const open = await Promise.all(['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.2', '127.0.0.3'].map(from));
-    const status = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(h!.url, { localAddress: '127.0.0.3' });
-      ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
-      ws.on('open', () => resolve(101));
-    });
+    const { status } = await upgrade(h.url, {}, { localAddress: '127.0.0.3' });
     expect(status).toBe(503);
     expect(await counter(h.metrics, 'krx_connections_total', { outcome: 'server_full' })).toBe(1);
     // A slot given back is one more for any address.
@@ -118,11 +114,7 @@ describe('connections', () => {
     h = await startHarness({ trustProxy: true, maxConnectionsPerIp: 2 });
     const via = (sent: string) => ({ headers: { 'X-Forwarded-For': `${sent}, 198.51.100.9` } });
     const open = [await Client.connect(h.url, via('1.1.1.1')), await Client.connect(h.url, via('2.2.2.2'))];
-    const status = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(h!.url, via('3.3.3.3'));
-      ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
-      ws.on('open', () => resolve(101));
-    });
+    const { status } = await upgrade(h.url, via('3.3.3.3').headers);
     expect(status).toBe(429);
     // Another client of the proxy is another address.
     const other = await Client.connect(h.url, { headers: { 'X-Forwarded-For': '198.51.100.10' } });
@@ -131,11 +123,7 @@ describe('connections', () => {
   it('refuses connections past MAX_CONNECTIONS from any number of addresses with 503 server_full', async () => {
     h = await startHarness({ maxConnections: 3, maxConnectionsPerIp: 100 });
     const open = await Promise.all([0, 1, 2].map(() => Client.connect(h!.url)));
-    const refused = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(h!.url);
-      ws.on('unexpected-response', (_q, res) => resolve(res.statusCode ?? 0));
-      ws.on('open', () => resolve(101));
-    });
+    const { status: refused } = await upgrade(h.url);
     expect(refused).toBe(503);
     expect(await counter(h.metrics, 'krx_connections_total', { outcome: 'server_full' })).toBe(1);
     open[0]!.close();
