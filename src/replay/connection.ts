@@ -172,6 +172,8 @@ export class ReplayConnection {
   private async play(): Promise<void> {
     // Reading up to `from` is this replay's turn among the server's (turns.ts), given back once it plays or ends.
     const giveBack = await this.opts.prerolls.take();
+    // Closed while it waited: the turn passes on without the recording being listed or opened.
+    if (this.ended) return giveBack();
     try {
       await this.playFrom(giveBack);
     } finally {
