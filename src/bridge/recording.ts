@@ -73,6 +73,5 @@ export function startRecording(config: Config, deps: RecordingDeps): Recording |
     onClose: (code) => m.closes.inc({ code: String(code) }),
     onSlow: (step) => m.slowConsumer.inc({ step }),
   });
-  m.countReplays(() => replay.size);
   return { recorder, replay, source: { dir, live: recorder.live, onDamage } };
 }

@@ -84,13 +84,14 @@ function releaser(conns: ConnectionCounter, addr: string, replaySlot: (() => voi
   };
 }
 
-/** Gives back `addr`'s replay slot, once however often it is called. */
-function replaySlotOf(replays: ConnectionCounter, addr: string): () => void {
+/** Gives back `addr`'s replay slot, once however often it is called, then `counted` (the gauge of the slots held). */
+function replaySlotOf(replays: ConnectionCounter, addr: string, counted: () => void): () => void {
   let held = true;
   return () => {
     if (!held) return;
     held = false;
     replays.release(addr);
+    counted();
   };
 }
 
@@ -272,8 +273,12 @@ export class Gateway {
       return refuseUpgrade(socket, refused.status, refused.code, refused.message, refused.headers);
     }
     this.conns.acquire(addr);
-    if (replay !== undefined) this.replays.acquire(addr);
-    const replaySlot = replay !== undefined ? replaySlotOf(this.replays, addr) : undefined;
+    let replaySlot: (() => void) | undefined;
+    if (replay !== undefined) {
+      this.replays.acquire(addr);
+      this.countReplays();
+      replaySlot = replaySlotOf(this.replays, addr, () => this.countReplays());
+    }
     // One release point for every path (refused, failed handshake, closed session). Made
     // outside this function so the listener, which lives as long as the connection, does not
     // keep the upgrade request alive.
@@ -295,6 +300,11 @@ export class Gateway {
       },
     );
   };
+
+  /** Sets `krx_replays` to the replay slots held (the replays `MAX_REPLAYS` counts). */
+  private countReplays(): void {
+    this.metrics.replays.set(this.replays.total);
+  }
 
   /**
    * Why an upgrade from `addr` would be refused before its token is read,

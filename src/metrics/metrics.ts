@@ -11,14 +11,11 @@ export class Metrics {
 
   /** Open live WebSocket connections (`/ws`). */
   readonly clients = new Gauge({ name: 'krx_clients', help: 'Open live WebSocket connections (/ws; replays are krx_replays)', registers: [this.registry] });
-  /** Where `krx_replays` is read at each scrape (see `countReplays`). */
-  private replaysOpen: () => number = () => 0;
-  /** Open replay connections (`/ws/replay`), read at each scrape. */
-  readonly replays: Gauge = new Gauge({
+  /** Replay connections (`/ws/replay`) holding a slot of `MAX_REPLAYS`: open, or being checked. */
+  readonly replays = new Gauge({
     name: 'krx_replays',
-    help: 'Open replay connections (/ws/replay), at most MAX_REPLAYS',
+    help: 'Replay connections (/ws/replay) holding one of MAX_REPLAYS: open, or their query being checked',
     registers: [this.registry],
-    collect: (): void => this.replays.set(this.replaysOpen()),
   });
   /** Subscribed topics across connections (a wildcard counts once). */
   readonly topics = new Gauge({ name: 'krx_topics', help: 'Distinct subscribed topics', registers: [this.registry] });
@@ -196,11 +193,6 @@ export class Metrics {
   /** Metrics with Node's default process metrics (CPU, memory, event loop) included. */
   constructor(opts: { defaults?: boolean } = {}) {
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry });
-  }
-
-  /** Reads `krx_replays` from `open` at each scrape (the replay server's count of its connections). */
-  countReplays(open: () => number): void {
-    this.replaysOpen = open;
   }
 
   /** Runs `hook` before each scrape, ahead of the budget gauges (e.g. to start a new budget day no call has started). */

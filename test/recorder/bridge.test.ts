@@ -271,6 +271,8 @@ describe('MAX_REPLAYS_PER_IP', () => {
     const started = Date.now();
     const next = await Client.connect(target);
     expect(Date.now() - started).toBeLessThan(2000);
+    // The gauge counts the slots held: the playing replay, not the refused one still waiting for its close.
+    expect(await (await fetch(`${tb.url}/metrics`)).text()).toMatch(/^krx_replays 1$/m);
     next.close();
     silent.destroy();
   });
