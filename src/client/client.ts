@@ -171,7 +171,7 @@ export class KrxClient extends KrxCore {
         onError: (e) => {
           if (e.code in CLIENT_ERROR_CODES) return;
           this.stream.subs.revert(channel, market, added);
-          this.stream.prune(channel, market);
+          this.pruneFeed(channel, market);
         },
       },
     );
@@ -188,7 +188,7 @@ export class KrxClient extends KrxCore {
     if (invalid !== undefined) return Promise.reject(invalid);
     if (this.state === 'closed') return Promise.reject(new KrxError('closed', 'the client is closed'));
     this.stream.subs.remove(channel, market, list);
-    this.stream.prune(channel, market);
+    this.pruneFeed(channel, market);
     const local = list.map((c) => topicOf(channel, market, c));
     if (!this.isLive) return Promise.resolve(local);
     return this.request(

@@ -145,10 +145,18 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
   /**
    * The latest `status` of a feed on the current connection, if one
    * arrived; none while the client is not connected (a status the bridge
-   * sent before the connection was lost no longer says anything).
+   * sent before the connection was lost no longer says anything), and
+   * none once nothing of the feed is subscribed (the bridge no longer
+   * tells this client how it stands).
    */
   status(channel: Channel, market: Market): StatusMsg | undefined {
     return this.statuses.get(feedOf(channel, market));
+  }
+
+  /** After subscriptions of a feed were removed: drops the rows they no longer cover, and the feed's status when nothing of it is left. */
+  protected pruneFeed(channel: Channel, market: Market): void {
+    this.stream.prune(channel, market);
+    if (!this.stream.subs.holds(channel, market)) this.statuses.delete(feedOf(channel, market));
   }
 
   /** Resolves when the client is `open`; rejects when it closes first or after `timeoutMs` (default the request timeout). */
@@ -466,7 +474,7 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
       return;
     }
     subs.remove(plan.channel, plan.market, plan.codes);
-    this.stream.prune(plan.channel, plan.market);
+    this.pruneFeed(plan.channel, plan.market);
     const what = `${feedOf(plan.channel, plan.market)} [${plan.codes.join(',')}]`;
     this.emitError(new KrxError(e.code, `resubscribing ${what} failed, subscription dropped: ${e.message}`, { cause: e, retryable: false }));
   }
@@ -488,6 +496,8 @@ export class KrxCore extends GuardedEmitter<KrxClientEvents> {
     patch: (m) => this.stream.patch(m),
     reply: (m) => this.requests.take(m.id)?.resolve(m),
     status: (m) => {
+      // One sent before an unsubscribe reached the server: the feed is no longer this client's.
+      if (!this.stream.subs.holds(m.channel, m.market)) return;
       this.statuses.set(feedOf(m.channel, m.market), m);
       this.emit('status', m);
     },

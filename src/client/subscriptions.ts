@@ -85,6 +85,11 @@ export class Subscriptions {
     return f !== undefined && (f.wildcard || f.codes.has(parts.code));
   }
 
+  /** Whether anything of a feed (a code or `*`) is subscribed. */
+  holds(channel: Channel, market: Market): boolean {
+    return this.feeds.has(feedOf(channel, market));
+  }
+
   /** Whether a code (or `*`) of a feed is subscribed. */
   has(channel: Channel, market: Market, code: string): boolean {
     const f = this.feeds.get(feedOf(channel, market));

@@ -43,7 +43,8 @@ describe('the browser bundle', () => {
       'src/protocol/topics.ts',
     ]);
     expect(code).not.toMatch(/\bnode:|\bBuffer\b|\bprocess\.|require\(["']ws["']\)|zod/);
-    expect(code.length).toBeLessThan(40_000);
+    // What may go in is the list above; the size catches a large addition inside it (the SDK is about 40 kB minified).
+    expect(code.length).toBeLessThan(42_000);
   });
 
   describe('running with a global WebSocket only', () => {

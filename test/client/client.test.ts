@@ -480,6 +480,34 @@ describe('KrxClient against a protocol-v1 server', () => {
     expect(c.subscriptions()).toEqual([{ channel: 'quote', market: 'kospi', wildcard: false, codes: ['000020', '000030'] }]);
   });
 
+  it('a feed left with nothing subscribed has no status, and a status already on its way is not kept', async () => {
+    const { s, c } = await setup();
+    const m = new QuoteMarket(codes(2), 17);
+    s.tick('quote', 'kospi', m.step(1));
+    s.tick('quote', 'kosdaq', m.step(1));
+    await c.subscribe('quote', 'kospi', codes(2));
+    await c.subscribe('quote', 'kosdaq', '*');
+    await waitFor(() => c.status('quote', 'kospi') !== undefined && c.status('quote', 'kosdaq') !== undefined, 'statuses');
+    // One code of two gone: the feed is still this client's, and so is its status.
+    await c.unsubscribe('quote', 'kospi', codes(1));
+    expect(c.status('quote', 'kospi')).toMatchObject({ state: 'live' });
+    await c.unsubscribe('quote', 'kospi', codes(2)[1]!);
+    expect(c.status('quote', 'kospi')).toBeUndefined();
+    const seen: string[] = [];
+    c.on('status', (st) => seen.push(`${st.channel}.${st.market}.${st.state}`));
+    // A status the server sent before it read the unsubscribe, then one of a feed still held.
+    for (const [market, state] of [
+      ['kospi', 'closed'],
+      ['kosdaq', 'stale'],
+    ] as const) {
+      for (const session of s.sessions) session.ws.send(JSON.stringify({ type: 'status', market, channel: 'quote', state, intervalMs: 0, ts: Date.now() }));
+    }
+    await waitFor(() => seen.length > 0, "the held feed's status");
+    expect(seen).toEqual(['quote.kosdaq.stale']);
+    expect(c.status('quote', 'kospi')).toBeUndefined();
+    expect(c.status('quote', 'kosdaq')).toMatchObject({ state: 'stale' });
+  });
+
   it('uses globalThis.WebSocket when no constructor is given, and says what to do when there is none', async () => {
     server = await FakeServer.start();
     expect(() => new KrxClient(server!.url)).toThrow(/options\.WebSocket/);
