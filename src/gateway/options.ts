@@ -25,7 +25,8 @@ export interface ReplayEndpoint {
   check(
     url: string | undefined,
   ): Promise<
-    { ok: true; query: unknown } | { ok: false; refusal: { readonly status: number; readonly code: 'bad_request' | 'not_recorded'; readonly message: string } }
+    | { ok: true; query: unknown }
+    | { ok: false; refusal: { readonly status: number; readonly code: 'invalid_params' | 'not_recorded'; readonly message: string } }
   >;
   /**
    * Completes the upgrade of a checked request and plays its `query` within

@@ -60,7 +60,7 @@ export interface ReplayServerOptions {
 /** A refusal of a replay: its wire code (sent in an `error` frame before close 4004) and the HTTP status it maps to. */
 export interface ReplayRefusal {
   readonly status: number;
-  readonly code: 'bad_request' | 'not_recorded';
+  readonly code: 'invalid_params' | 'not_recorded';
   readonly message: string;
 }
 
@@ -89,9 +89,9 @@ export class ReplayServer {
   /** Checks a replay request: a valid query and a recording that covers part of its window; the query, or why not. */
   async check(url: string | undefined): Promise<{ ok: true; query: ReplayQuery } | { ok: false; refusal: ReplayRefusal }> {
     const params = queryParams(searchOf(url), REPLAY_PARAMS);
-    if (!params.ok) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: params.message } };
+    if (!params.ok) return { ok: false, refusal: { status: 400, code: 'invalid_params' as const, message: params.message } };
     const r = ReplayQuery.safeParse(params.params);
-    if (!r.success) return { ok: false, refusal: { status: 400, code: 'bad_request' as const, message: r.error.issues.map((i) => i.message).join('; ') } };
+    if (!r.success) return { ok: false, refusal: { status: 400, code: 'invalid_params' as const, message: r.error.issues.map((i) => i.message).join('; ') } };
     const { date, from, to } = r.data;
     const held = (await recordedDay(this.opts.dir, date, this.opts.live))?.summary;
     const refuse = (message: string) => ({ ok: false as const, refusal: { status: 404, code: 'not_recorded' as const, message } });

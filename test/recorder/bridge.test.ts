@@ -173,16 +173,16 @@ describe('the last second of a day', () => {
     // Past the end of the day is not a time.
     expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?to=240001`)).status).toBe(400);
     const late = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&from=235957&to=240001`);
-    expect(late.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request' })]);
+    expect(late.frames).toEqual([expect.objectContaining({ type: 'error', code: 'invalid_params' })]);
     // A misspelt parameter is refused, not ignored for a replay of the whole day at speed 1.
     const typo = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&from=235957&sped=max`);
     expect(typo.frames).toEqual([
-      expect.objectContaining({ type: 'error', code: 'bad_request', message: '1 unknown query parameter; this takes date, from, to, speed' }),
+      expect.objectContaining({ type: 'error', code: 'invalid_params', message: '1 unknown query parameter; this takes date, from, to, speed' }),
     ]);
     const twice = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&date=${DAY}`);
-    expect(twice.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request', message: 'date is given more than once' })]);
+    expect(twice.frames).toEqual([expect.objectContaining({ type: 'error', code: 'invalid_params', message: 'date is given more than once' })]);
     const tokens = await openReplay(`${tb.wsUrl}/replay?date=${DAY}&token=a&token=b`);
-    expect(tokens.frames).toEqual([expect.objectContaining({ type: 'error', code: 'bad_request', message: 'token is given more than once' })]);
+    expect(tokens.frames).toEqual([expect.objectContaining({ type: 'error', code: 'invalid_params', message: 'token is given more than once' })]);
   });
 });
 

@@ -128,9 +128,9 @@ describe('replay windows', () => {
       [url(h, 'from=090000&to=100000'), 'not_recorded'], // `to` is exclusive; the first change is at 10:00:00
       [url(h, 'from=100019&to=110000'), 'welcome'],
       [url(h, 'from=090000&to=100001'), 'welcome'],
-      [url(h, 'from=100019&to=100000'), 'bad_request'],
-      [`${h.url}/replay?from=090000`, 'bad_request'], // no date
-      [`${h.url}/replay?date=20261301`, 'bad_request'], // not a day
+      [url(h, 'from=100019&to=100000'), 'invalid_params'],
+      [`${h.url}/replay?from=090000`, 'invalid_params'], // no date
+      [`${h.url}/replay?date=20261301`, 'invalid_params'], // not a day
     ];
     for (const [target, first] of cases) {
       const r = await openReplay(target);

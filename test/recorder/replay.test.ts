@@ -97,7 +97,7 @@ describe('record, crash, replay', () => {
     // A day that is not recorded, and a window after the recording: coded refusals.
     for (const q of ['date=20200101&from=090000&to=100000', `date=${d.date}&from=000000&to=000100`, `date=${d.date}&from=120000&to=110000&speed=5000`]) {
       const refused = await openReplay(`${b.url.replace('http', 'ws')}/ws/replay?${q}`);
-      const code = q.includes('speed=5000') ? 'bad_request' : 'not_recorded';
+      const code = q.includes('speed=5000') ? 'invalid_params' : 'not_recorded';
       expect(refused.frames, q).toEqual([expect.objectContaining({ type: 'error', code })]);
       expect(refused.close, q).toBe(4004);
     }
