@@ -11,7 +11,10 @@ export const ERROR_CODES = {
   invalid_market: { retryable: false, text: 'The market does not exist or does not offer this channel or resource.' },
   invalid_code: { retryable: false, text: 'A code is not listed on the market (or not valid for the channel).' },
   invalid_resource: { retryable: false, text: 'The `get` resource does not exist.' },
-  invalid_params: { retryable: false, text: 'The `get` parameters are missing or malformed.' },
+  invalid_params: {
+    retryable: false,
+    text: 'The `get` parameters are missing or malformed, or a query parameter of `/ws`, `/ws/replay` or an export is unknown, given twice or malformed.',
+  },
   not_subscribed: { retryable: false, text: 'The topic is not subscribed on this connection (resync).' },
   too_many_topics: { retryable: false, text: 'The subscription would pass the per-connection topic or wildcard limit.' },
   rate_limited: { retryable: true, text: 'This connection sends messages or `get` requests faster than its limit.' },
