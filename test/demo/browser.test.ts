@@ -68,7 +68,8 @@ describe('the demo page', () => {
   it('is a lean build: page, app, styles, SDK bundle and the minimal example', () => {
     const size = Object.fromEntries(built.map((f) => [f.file, f.bytes]));
     expect(Object.keys(size).sort()).toEqual(['app.css', 'app.js', 'examples/minimal.html', 'index.html', 'sdk/krx-client.js']);
-    expect(size['sdk/krx-client.js']).toBeLessThan(40_000);
+    // As in test/client/bundle.test.ts: about 40 kB minified, the bound there to catch a large addition.
+    expect(size['sdk/krx-client.js']).toBeLessThan(42_000);
     expect(size['app.js']).toBeLessThan(300_000);
   });
 
