@@ -212,6 +212,7 @@ export type TargetResult = { ok: true; value: Target } | { ok: false; error: Wir
 /** Checks the channel and market of a request. */
 export function checkFeed(channel: string, market: string): WireError | undefined {
   if (!CHANNEL_SET.has(channel)) return wireError('invalid_channel', `unknown channel: ${JSON.stringify(channel)}`);
+  if (market === 'konex') return wireError('invalid_market', 'konex is not streamed: it offers only the lists resource of get');
   if (!MARKET_SET.has(market)) return wireError('invalid_market', `unknown market: ${JSON.stringify(market)}`);
   return undefined;
 }

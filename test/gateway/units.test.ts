@@ -66,6 +66,14 @@ describe('resolveTarget', () => {
     const r = target(ch, mk, codes);
     expect(r.ok ? 'ok' : r.error.code).toBe(code);
   });
+  it('says why a market is refused: one it does not know, and KONEX, which has no streamed channel', () => {
+    const message = (market: string) => {
+      const r = target('quote', market, ['005930']);
+      return r.ok ? 'ok' : r.error.message;
+    };
+    expect(message('nyse')).toBe('unknown market: "nyse"');
+    expect(message('konex')).toBe('konex is not streamed: it offers only the lists resource of get');
+  });
   it('accepts industry codes of the market and wildcards of list channels', () => {
     expect(target('index', 'kospi', ['K1', 'K200']).ok).toBe(true);
     expect(target('index', 'kosdaq', ['Q1']).ok).toBe(true);
