@@ -105,8 +105,14 @@ export class Feed {
   reason: string | undefined;
   /** Interval in effect, ms. */
   intervalMs = 0;
-  /** When the last successful response arrived (ms epoch). */
+  /**
+   * How fresh what this feed holds of what it is asked for is (ms epoch):
+   * when the last successful poll arrived, or, after a closed market's
+   * fetch of some codes, the oldest of the wanted rows' times (`asOf`).
+   */
   lastOkTs: number | undefined;
+  /** When an answer of the whole market's list last arrived (ms epoch): how fresh a whole-market subscription is. */
+  private wholeTs: number | undefined;
   /** Upstream calls made by this feed. */
   calls = 0;
   /** Poll cycles this feed started (cycles that called the upstream). */
@@ -151,6 +157,7 @@ export class Feed {
     private readonly ctx: FeedContext,
   ) {
     this.lastOkTs = ctx.lastRefresh?.(channel, market);
+    this.wholeTs = this.lastOkTs;
   }
 
   /** `channel.market`. */
@@ -375,10 +382,14 @@ export class Feed {
       const rows = this.rowsOf(r.value, calls[i]!);
       if (rows.length === 0) continue;
       // The closing data is the state at the close, whenever it was asked for (a Saturday's fetch shows Friday's close, as of then).
-      const ts = isClosingCall(calls[i]!) && this.closedFor !== undefined ? Math.min(r.value.receivedAt, this.closedFor + CLOSE_SETTLE_MS) : r.value.receivedAt;
-      this.lastOkTs = ts;
+      const closing = isClosingCall(calls[i]!);
+      const ts = closing && this.closedFor !== undefined ? Math.min(r.value.receivedAt, this.closedFor + CLOSE_SETTLE_MS) : r.value.receivedAt;
+      if (!closing && isListChannel(this.channel)) this.wholeTs = ts;
       batches.push(this.apply(rows, ts, rows === r.value.rows ? r.value.delta : undefined, applyMs));
+      this.lastOkTs = Math.max(this.lastOkTs ?? 0, ts);
     }
+    // A fetch of some codes does not make the rows it did not bring fresher: asOf is the oldest of what is wanted.
+    if (batches.length > 0) this.lastOkTs = this.oldestWanted() ?? this.lastOkTs;
     this.ctx.rounds.publishNow(batches, (publishMs) => {
       for (const ms of applyMs) this.ctx.metrics?.diffTime.observe({ feed: this.key }, (ms + publishMs) / 1000);
     });
@@ -399,7 +410,22 @@ export class Feed {
       const e = this.ctx.store.entry(this.channel, this.market, code);
       if ((e === undefined || seenBefore(e.seenTs)) && !done?.has(code)) codes.push(code);
     }
-    return { codes, wildcard: w.wildcard && (!this.holdsRows() || seenBefore(this.lastOkTs)) && !done?.has('*') };
+    return { codes, wildcard: w.wildcard && (!this.holdsRows() || seenBefore(this.wholeTs)) && !done?.has('*') };
+  }
+
+  /**
+   * The oldest time a wanted row was last seen at: of each wanted code the
+   * store holds, and of the whole market when it is wanted (its list's
+   * last answer). Undefined when nothing wanted is held.
+   */
+  private oldestWanted(): number | undefined {
+    const w = this.wanted();
+    let oldest = w.wildcard && this.holdsRows() ? this.wholeTs : undefined;
+    for (const code of w.codes) {
+      const e = this.ctx.store.entry(this.channel, this.market, code);
+      if (e !== undefined && (oldest === undefined || e.seenTs < oldest)) oldest = e.seenTs;
+    }
+    return oldest;
   }
 
   /** Whether the store holds any row of this feed. */
@@ -429,6 +455,7 @@ export class Feed {
     if (ok) {
       this.failures = 0;
       this.lastOkTs = this.ctx.clock.now();
+      if (isListChannel(this.channel)) this.wholeTs = this.lastOkTs;
       this.setState('live', undefined, interval);
     }
     const ticket = this.ticket;

@@ -371,6 +371,31 @@ describe('Poller', () => {
     expect(caller.calls.length).toBe(open + 1);
   });
 
+  it('a closing fetch of some codes does not make the feed fresher than the rows it did not bring: asOf is the oldest wanted', async () => {
+    vi.setSystemTime(Date.parse('2026-11-24T17:59:50+09:00'));
+    const store = new StateStore();
+    make(marketClock('kst', SESSIONS), store);
+    demand.add('quote', 'kospi', '*');
+    await vi.advanceTimersByTimeAsync(9_000);
+    const lastList = caller.calls.filter((c) => c.id === 'v2.multiquote.lists').at(-1)!.at;
+    await vi.advanceTimersByTimeAsync(60_000);
+    // Closed at 18:00: the whole market has no closing data, so its rows stay as the last list brought them.
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', asOf: lastList });
+    const calls = caller.calls.length;
+    // A code the bridge holds nothing of: one closing-data call, its row as of the close.
+    demand.add('quote', 'kospi', '035420');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.slice(calls).map((c) => `${c.id} ${String(c.params.issuecode)}`)).toEqual(['v2.stocks.closeprice 035420']);
+    expect(store.entry('quote', 'kospi', '035420')!.seenTs).toBe(Date.parse('2026-11-24T18:00:10+09:00'));
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', asOf: lastList });
+    // Without the whole market, what is wanted is as of the close.
+    demand.remove('quote', 'kospi', '*');
+    demand.add('quote', 'kospi', '005930');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(caller.calls.slice(calls + 1).map((c) => `${c.id} ${String(c.params.issuecode)}`)).toEqual(['v2.stocks.closeprice 005930']);
+    expect(statuses.at(-1)).toMatchObject({ state: 'closed', asOf: Date.parse('2026-11-24T18:00:10+09:00') });
+  });
+
   it('rows held from before the close (a restart, an earlier session) are fetched again once; a clock that passes a session fetches again and moves opensAt', async () => {
     vi.setSystemTime(Date.parse('2026-11-24T20:00:00+09:00'));
     const store = new StateStore();
