@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHANNELS, CLIENT_OPS, ClientMsg, LIST_CHANNELS, MARKETS, STOCK_CODE, WILDCARD } from '../protocol/index.js';
+import { CHANNELS, CLIENT_OPS, ClientMsg, GET_MARKETS, LIST_CHANNELS, MARKETS, STOCK_CODE, WILDCARD } from '../protocol/index.js';
 import type { Channel, Market } from '../protocol/index.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
 import { issuesText } from '../protocol/issues.js';
@@ -19,6 +19,8 @@ export type Parsed = { ok: true; msg: ClientMsg } | { ok: false; error: WireErro
 const OP_SET: ReadonlySet<string> = new Set(CLIENT_OPS);
 const CHANNEL_SET: ReadonlySet<string> = new Set(CHANNELS);
 const MARKET_SET: ReadonlySet<string> = new Set(MARKETS);
+/** Markets `get` answers for but nothing streams (KONEX: its symbol list only). */
+const GET_ONLY_MARKETS: ReadonlySet<string> = new Set(GET_MARKETS.filter((m) => !MARKET_SET.has(m)));
 const LIST_SET: ReadonlySet<string> = new Set(LIST_CHANNELS);
 const Id = z.union([z.number().int(), z.string().max(64)]);
 
@@ -212,7 +214,7 @@ export type TargetResult = { ok: true; value: Target } | { ok: false; error: Wir
 /** Checks the channel and market of a request. */
 export function checkFeed(channel: string, market: string): WireError | undefined {
   if (!CHANNEL_SET.has(channel)) return wireError('invalid_channel', `unknown channel: ${JSON.stringify(channel)}`);
-  if (market === 'konex') return wireError('invalid_market', 'konex is not streamed: it offers only the lists resource of get');
+  if (GET_ONLY_MARKETS.has(market)) return wireError('invalid_market', `${market} is not streamed: it is a market of get only`);
   if (!MARKET_SET.has(market)) return wireError('invalid_market', `unknown market: ${JSON.stringify(market)}`);
   return undefined;
 }

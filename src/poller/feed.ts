@@ -372,6 +372,7 @@ export class Feed {
     let failure: string | undefined;
     const applyMs: number[] = [];
     const batches: ChangeBatch[] = [];
+    let latest: number | undefined;
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!;
       if (r.status === 'rejected') {
@@ -386,10 +387,10 @@ export class Feed {
       const ts = closing && this.closedFor !== undefined ? Math.min(r.value.receivedAt, this.closedFor + CLOSE_SETTLE_MS) : r.value.receivedAt;
       if (!closing && isListChannel(this.channel)) this.wholeTs = ts;
       batches.push(this.apply(rows, ts, rows === r.value.rows ? r.value.delta : undefined, applyMs));
-      this.lastOkTs = Math.max(this.lastOkTs ?? 0, ts);
+      latest = ts;
     }
     // A fetch of some codes does not make the rows it did not bring fresher: asOf is the oldest of what is wanted.
-    if (batches.length > 0) this.lastOkTs = this.oldestWanted() ?? this.lastOkTs;
+    if (latest !== undefined) this.lastOkTs = this.oldestWanted() ?? latest;
     this.ctx.rounds.publishNow(batches, (publishMs) => {
       for (const ms of applyMs) this.ctx.metrics?.diffTime.observe({ feed: this.key }, (ms + publishMs) / 1000);
     });

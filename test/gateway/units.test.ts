@@ -72,7 +72,7 @@ describe('resolveTarget', () => {
       return r.ok ? 'ok' : r.error.message;
     };
     expect(message('nyse')).toBe('unknown market: "nyse"');
-    expect(message('konex')).toBe('konex is not streamed: it offers only the lists resource of get');
+    expect(message('konex')).toBe('konex is not streamed: it is a market of get only');
   });
   it('accepts industry codes of the market and wildcards of list channels', () => {
     expect(target('index', 'kospi', ['K1', 'K200']).ok).toBe(true);
