@@ -88,8 +88,10 @@ export interface CycleResult {
     readonly cycleMs: number;
     readonly jsonParseMs: number;
     readonly ratio: number;
-    /** V8 heap the poller's path holds after its run (reader, store: rows, replay rings), after full collections, per symbol, KB. */
+    /** V8 heap the poller's path holds after its run (reader, store: rows, replay log), after full collections, per symbol, KB. */
     readonly heapKbPerTopic: number;
+    /** Buffer memory (outside the V8 heap) it holds then, per symbol, KB: the frames the replay log keeps. */
+    readonly buffersKbPerTopic: number;
   };
   /**
    * A resume of every topic `back` changes behind, from the poller's path's
@@ -261,15 +263,17 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
   const plain = plainPath(e, texts, counts.dropped);
   const r = phase(real, texts, cfg.warmup, total - profiled);
   const p = phase(plain, texts, cfg.warmup, total - profiled);
-  const heapUsed = (): number => {
+  const memory = (): NodeJS.MemoryUsage => {
     (globalThis as { gc?: () => void }).gc?.();
     (globalThis as { gc?: () => void }).gc?.();
-    return process.memoryUsage().heapUsed;
+    return process.memoryUsage();
   };
-  const heapBefore = heapUsed();
+  const before = memory();
   const alonePath = realPath(e, bytes, { n: 0 });
   const aloneCycle = aloneMean((i) => alonePath.run(i), cfg.warmup, total - profiled);
-  const heapKbPerTopic = (heapUsed() - heapBefore) / 1024 / cfg.symbols;
+  const after = memory();
+  const heapKbPerTopic = (after.heapUsed - before.heapUsed) / 1024 / cfg.symbols;
+  const buffersKbPerTopic = (after.arrayBuffers - before.arrayBuffers) / 1024 / cfg.symbols;
   const resume = timeResume(alonePath.store, RESUME_BACK);
   let sink = 0;
   const aloneParse = aloneMean((i) => (sink += (JSON.parse(texts[i]!) as { isuLists: unknown[] }).isuLists.length), cfg.warmup, total - profiled);
@@ -295,7 +299,7 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
       ratioToJsonParse: plainMs / median(p.parse),
       stagesMs: { parse: stage(p.stages, 0), normalise: stage(p.stages, 1), apply: stage(p.stages, 2), publish: stage(p.stages, 3) },
     },
-    alone: { cycleMs: aloneCycle, jsonParseMs: aloneParse, ratio: aloneCycle / aloneParse, heapKbPerTopic },
+    alone: { cycleMs: aloneCycle, jsonParseMs: aloneParse, ratio: aloneCycle / aloneParse, heapKbPerTopic, buffersKbPerTopic },
     resume,
     changes: median(r.changes),
     droppedRows: counts.dropped.n,
