@@ -200,6 +200,24 @@ export class ReplayConnection {
     // The last recorded moment read, and whether a stop line said the recording stopped after it.
     let last: number | undefined;
     let stopped = false;
+    // Play begins: the reading's turn goes back, subscribes are answered, and the clock starts with the first of them (nothing plays to nobody).
+    const begin = async (): Promise<boolean> => {
+      playing = true;
+      giveBack();
+      this.markReady();
+      await this.subscribed;
+      if (this.ended) return false;
+      playStart = this.opts.monotonic();
+      return true;
+    };
+    // A window in which nothing was recorded (a quiet stretch, or inside a gap) still plays: the state at `from`, then its time to `to`.
+    const quiet = async (end: number): Promise<boolean> => {
+      if (playing) return true;
+      if (!(await begin())) return false;
+      this.outbox.flush();
+      await this.pace(playStart, start, end);
+      return !this.ended;
+    };
     for await (const { line, message } of readDayLines(this.opts.dir, this.q.date, this.q.from, this.opts.onDamage)) {
       if (this.ended) return;
       // A process starts recording again without a stop line before it (a crash): nothing was recorded after the last moment read.
@@ -215,6 +233,7 @@ export class ReplayConnection {
       if (line.k !== 'c' && line.k !== 's' && line.k !== 'X' && line.k !== 'K') continue;
       if (line.t >= to) {
         this.settle();
+        if (!(await quiet(to))) return;
         st.clock = to;
         return;
       }
@@ -225,13 +244,7 @@ export class ReplayConnection {
       if (line.t < from) before = true;
       if (!playing && line.t >= from) {
         if (!before) start = st.clock = line.t;
-        playing = true;
-        giveBack();
-        this.markReady();
-        // The replay clock starts with the client's first subscribe: nothing plays to nobody.
-        await this.subscribed;
-        if (this.ended) return;
-        playStart = this.opts.monotonic();
+        if (!(await begin())) return;
       }
       if (playing && line.t !== moment) {
         // The changes of one recorded moment go out together, as live clients got them in one tick.
@@ -252,7 +265,9 @@ export class ReplayConnection {
       this.playLine(line, playing, message);
     }
     this.settle();
-    // The recording ends before `to`: the replay ends with it, its clock at `to` (never later than when it was opened).
+    // The recording ends before `to`: the replay ends with it, its clock at `to` (never later than when it was opened);
+    // a window after its last moment gets the state at its end.
+    if (!(await quiet(start))) return;
     st.clock = Math.max(st.clock, to);
   }
 
@@ -395,7 +410,7 @@ export class ReplayConnection {
     frames.push(...this.state.add(t));
     const status = this.state.statuses.get(t.feed);
     if (status) frames.push(status);
-    this.outbox.send(frames.length === 1 ? frames[0]! : `[${frames.join(',')}]`);
+    this.outbox.sendAll(frames);
     this.markSubscribed();
   }
 

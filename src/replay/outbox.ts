@@ -4,7 +4,8 @@ import { behindAction, overCap, type SlowPolicy } from '../gateway/slow.js';
 /**
  * The outbound side of a replay connection, under the slow-consumer policy
  * of live connections (src/gateway/slow.ts, the same thresholds): the
- * recorded changes of one recorded moment go out as one frame; a client
+ * recorded changes of one recorded moment go out together, in frames of
+ * about `frameBytes` as a live tick's do; a client
  * whose socket holds more than `conflateBytes` is behind: each changed
  * topic is marked dirty (at most the topics it subscribes to), nothing is
  * queued; past `closeBytes` of lag or `maxBehindMs` it is closed with 4008;
@@ -27,6 +28,30 @@ export interface OutboxHost {
 
 /** How often a connection that is behind is checked for having drained, ms (as the gateway's `slowCheckMs`). */
 const CHECK_MS = 100;
+
+/**
+ * `frames` (each one message's JSON) as the payloads of WebSocket frames
+ * of at most about `max` characters, in order: one message alone, or a
+ * JSON array of several; a longer message is a frame of its own. As a
+ * live connection frames a tick's updates (`SlowPolicy.frameBytes`).
+ */
+export function framesOf(frames: readonly string[], max: number): string[] {
+  const out: string[] = [];
+  let from = 0;
+  let size = 0;
+  const cut = (to: number): void => {
+    if (to > from) out.push(to - from === 1 ? frames[from]! : `[${frames.slice(from, to).join(',')}]`);
+    from = to;
+    size = 0;
+  };
+  for (let i = 0; i < frames.length; i++) {
+    // The array's brackets and commas count too.
+    if (i > from && size + frames[i]!.length + 1 > max) cut(i);
+    size += frames[i]!.length + 1;
+  }
+  cut(frames.length);
+  return out;
+}
 
 /** The outbound frames of one replay connection. */
 export class ReplayOutbox {
@@ -65,18 +90,24 @@ export class ReplayOutbox {
     this.skipped += Buffer.byteLength(frame);
   }
 
-  /** Writes the queued changes as one frame (one message, or a JSON array of them), then applies the policy. */
+  /** Writes the queued changes (`framesOf`: one message, or JSON arrays of them, in frames of about `frameBytes`), then applies the policy. */
   flush(): void {
     const list = this.pending;
     if (list.length === 0) return;
     this.pending = [];
-    if (this.write(list.length === 1 ? list[0]! : `[${list.join(',')}]`)) this.check();
+    if (this.writeAll(list)) this.check();
   }
 
   /** Writes a frame now, whatever the mode (answers, statuses): queued changes go first, and it counts toward the lag. */
   send(frame: string): void {
     this.flush();
     if (this.write(frame)) this.check();
+  }
+
+  /** Writes messages now, in order, framed as `flush` frames them (a subscribe's answer, snapshots and status): queued changes go first. */
+  sendAll(frames: readonly string[]): void {
+    this.flush();
+    if (this.writeAll(frames)) this.check();
   }
 
   /** Applies the slow-consumer policy: falls behind, catches up (fresh snapshots of what changed meanwhile) or closes. */
@@ -114,13 +145,18 @@ export class ReplayOutbox {
     clearInterval(this.timer);
     this.timer = undefined;
     this.host.step('drain');
-    const frames = this.host.snapshots(topics);
-    if (frames.length > 0) this.write(frames.length === 1 ? frames[0]! : `[${frames.join(',')}]`);
+    this.writeAll(this.host.snapshots(topics));
   }
 
   private close(): void {
     this.stop();
     this.host.closeSlow();
+  }
+
+  /** Writes messages in frames of about `frameBytes` (`framesOf`); false as soon as one is not written. */
+  private writeAll(frames: readonly string[]): boolean {
+    for (const payload of framesOf(frames, this.policy.frameBytes)) if (!this.write(payload)) return false;
+    return true;
   }
 
   /** Writes a payload if the socket is open; false when not, or when it would pass `closeBytes` (then it closes, 4008). */
