@@ -300,7 +300,7 @@ async function recordingsRoute(c: Ctx, req: IncomingMessage, res: ServerResponse
   const src = c.deps.recordings;
   if (src === undefined) return sendError(res, 404, 'recording_off', 'this server does not record (RECORD=off): no recordings, no replay');
   if ((await admitClient(c, req, res)) === undefined) return;
-  if (url.pathname === '/recordings') return listRecordings(src, res);
+  if (url.pathname === '/recordings') return listRecordings(src, url.searchParams, res);
   return exportFeed(src, url.pathname, url.searchParams, res);
 }
 

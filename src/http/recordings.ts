@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { CHANNELS, MARKETS } from '../protocol/constants.js';
+import { INDEX_CODE, STOCK_CODE } from '../protocol/topics.js';
 import { kstSecondOfDay } from '../market/calendar.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
@@ -34,7 +35,10 @@ function kstTime(ms: number, after = false): string {
 }
 
 /** The listing of `/recordings`: each day's and each feed's time range (`to` exclusive, KST) and size. */
-export async function listRecordings(src: RecordingsSource, res: ServerResponse): Promise<void> {
+export async function listRecordings(src: RecordingsSource, query: URLSearchParams, res: ServerResponse): Promise<void> {
+  // The listing takes no parameter: a misspelt export query sent here is refused, as on every route.
+  const params = queryParams(query, []);
+  if (!params.ok) return sendError(res, 400, 'invalid_params', params.message);
   const out = [];
   for (const date of await days(src.dir)) {
     const day = await recordedDay(src.dir, date, src.live);
@@ -78,6 +82,16 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
     return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), to up to 240000 (the end of the day), from before to');
   if (format !== 'ndjson' && format !== 'csv') return sendError(res, 400, 'invalid_params', 'format is ndjson or csv');
   const codes = new Set((q.codes ?? '').split(',').filter(Boolean));
+  // A malformed code is refused, not answered with an export that holds nothing.
+  const form = channel === 'index' ? INDEX_CODE : STOCK_CODE;
+  const bad = [...codes].find((c) => !form.test(c));
+  if (bad !== undefined)
+    return sendError(
+      res,
+      400,
+      'invalid_params',
+      `codes: ${JSON.stringify(bad.slice(0, 32))} is not ${channel === 'index' ? 'an index code' : 'a stock code (6 characters, 0-9 and A-Z)'}`,
+    );
   const feed = `${channel}.${market}.`;
   const fromMs = kstMs(date, from);
   const toMs = kstMs(date, to);

@@ -15,11 +15,13 @@ const ReplayParams = z.object({
     .refine(isDay, 'date must be a day of the calendar (YYYYMMDD)'),
   from: z.string().regex(TIME_OF_DAY, 'from must be HHMMSS (KST)').default('000000'),
   to: z.string().regex(END_OF_WINDOW, 'to must be HHMMSS (KST), up to 240000 (the end of the day)').default(END_OF_DAY),
+  // Decimal digits only: `Number` would also take `1e3`, `0x10`, `+5`, `1.0` and spaces around them.
   speed: z
     .string()
+    .regex(/^(?:max|[1-9]\d{0,3})$/, { error: 'speed must be an integer from 1 to 1000, or max', abort: true })
     .default('1')
     .transform((s) => (s === 'max' ? ('max' as const) : Number(s)))
-    .refine((s) => s === 'max' || (Number.isInteger(s) && s >= 1 && s <= 1000), 'speed must be an integer from 1 to 1000, or max'),
+    .refine((s) => s === 'max' || s <= 1000, 'speed must be an integer from 1 to 1000, or max'),
 });
 
 /** The replay's query, validated. */

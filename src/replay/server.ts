@@ -96,7 +96,8 @@ export class ReplayServer {
     const held = (await recordedDay(this.opts.dir, date, this.opts.live))?.summary;
     const refuse = (message: string) => ({ ok: false as const, refusal: { status: 404, code: 'not_recorded' as const, message } });
     if (held === undefined) return refuse(`no recording of ${date}`);
-    const range = `${hhmmss(kstSecondOfDay(held.from))} to ${hhmmss(kstSecondOfDay(held.to))}`;
+    // The end as a query's `to` and /recordings say it: exclusive, the second after the last one recorded.
+    const range = `${hhmmss(kstSecondOfDay(held.from))} to ${hhmmss(kstSecondOfDay(held.to) + 1)}`;
     if (kstMs(date, to) <= held.from) return refuse(`the recording of ${date} runs from ${range} (KST), after ${to}`);
     if (kstMs(date, from) > held.to) return refuse(`the recording of ${date} runs from ${range} (KST), before ${from}`);
     return { ok: true, query: r.data };

@@ -135,6 +135,8 @@ describe('GET /recordings', () => {
       ['codes=100000&form=100005', '1 unknown query parameter; this takes codes, from, to, format'],
       ['from=100005&from=100009', 'from is given more than once'],
       ['codes=100000&token=a&token=b', 'token is given more than once'],
+      // A code that cannot be one is refused, not answered with an export that holds nothing.
+      ['codes=100000,abc', 'codes: "abc" is not a stock code (6 characters, 0-9 and A-Z)'],
     ]) {
       const r = await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?${q}`);
       expect(r.status, q).toBe(400);
@@ -142,6 +144,14 @@ describe('GET /recordings', () => {
     }
     // The access token's parameter is taken beside them.
     expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?codes=100000&from=100005&to=100006&token=any`)).status).toBe(200);
+    // The listing takes none but the token.
+    const listed = await fetch(`${tb.url}/recordings?date=${DAY}`);
+    expect(listed.status).toBe(400);
+    expect(((await listed.json()) as { error: unknown }).error).toEqual({
+      code: 'invalid_params',
+      message: '1 unknown query parameter; this takes only token',
+    });
+    expect((await fetch(`${tb.url}/recordings?token=any`)).status).toBe(200);
   });
 });
 

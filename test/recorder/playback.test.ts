@@ -120,7 +120,7 @@ describe('replay windows', () => {
   it('refuses with not_recorded a day with no recording, and a window entirely before or after the recording', async () => {
     const dir = tmp();
     await record(dir, 20);
-    h = await replayHarness(dir);
+    const hh = (h = await replayHarness(dir));
     // A refusal is an error frame and close 4004 after the handshake (a browser cannot read an HTTP refusal); a replay starts with welcome.
     const cases: [string, string][] = [
       [`${h.url}/replay?date=20261123&from=090000&to=180000`, 'not_recorded'],
@@ -131,6 +131,13 @@ describe('replay windows', () => {
       [url(h, 'from=100019&to=100000'), 'invalid_params'],
       [`${h.url}/replay?from=090000`, 'invalid_params'], // no date
       [`${h.url}/replay?date=20261301`, 'invalid_params'], // not a day
+      // A speed is decimal digits, 1 to 1000, or max: nothing else `Number` would read.
+      ...['1e3', '0x10', '%2B5', '1.0', '%2010', '010', '0', '1001', 'Max', ''].map((v): [string, string] => [
+        url(hh, `from=100000&to=100010&speed=${v}`),
+        'invalid_params',
+      ]),
+      [url(h, 'from=100000&to=100010&speed=1000'), 'welcome'],
+      [url(h, 'from=100000&to=100010&speed=max'), 'welcome'],
     ];
     for (const [target, first] of cases) {
       const r = await openReplay(target);
@@ -141,6 +148,9 @@ describe('replay windows', () => {
         expect(r.close, target).toBe(4004);
       }
     }
+    // The recording's end as a query's `to` (and /recordings) says it: exclusive, so it can be copied into the next query.
+    const late = await openReplay(url(h, 'from=100020&to=110000'));
+    expect(late.frames[0]!.message).toBe('the recording of 20261124 runs from 100000 to 100020 (KST), before 100020');
   });
 });
 
@@ -178,6 +188,44 @@ describe('what a replay plays', () => {
     expect(c.of('status')[1]).toMatchObject({ state: 'stale', reason: NOT_RECORDED, intervalMs: 0 });
     // The rows played are the second process's: what a client holds at the end is what it recorded last.
     expect(c.of('snapshot')[1]).toMatchObject({ ts: T0 + 10_000, data: { isuSrtCd: '100000', trdPrc: 1000 + (10 % 7) * 10 } });
+  });
+
+  it('a window in which nothing was recorded (inside a stop) plays the state at its start, its status, and its time, then ends', async () => {
+    const dir = tmp();
+    await record(dir, 5); // 10:00:00–10:00:04, then a clean stop
+    await record(dir, 5, { first: 10 });
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100006&to=100009&speed=10'));
+    // Nothing is recorded in the window: the replay waits for the subscribe all the same.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.closed).toBeUndefined();
+    const t0 = performance.now();
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    expect(await c.closedWith(5000)).toEqual({ code: 1000, reason: 'replay ended' });
+    // Three recorded seconds at speed 10.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+    const seen = c.msgs
+      .filter((m) => m.type !== 'welcome')
+      .map((m) => (m.type === 'status' ? `${m.state}:${(m.ts - T0) / 1000}` : m.type === 'snapshot' ? `s${m.seq}:${(m.ts - T0) / 1000}` : m.type));
+    expect(seen).toEqual(['subscribed', 's5:4', 'stale:4', 'closed:9']);
+  });
+
+  it('sends a moment’s changes, and a subscribe’s snapshots, in frames of about 16 KiB as live connections do', async () => {
+    const dir = tmp();
+    // 300 codes changing every second, each patch some 200 characters: about 60 KB a moment.
+    await record(dir, 4, { rows: 300, pad: 60 });
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100000&to=100004&speed=max'));
+    const sizes: number[] = [];
+    c.ws.on('message', (d) => sizes.push(String(d).length));
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['*'] });
+    await c.closedWith(5000);
+    expect(c.of('snapshot')).toHaveLength(300);
+    expect(c.of('patch')).toHaveLength(3 * 300);
+    const largest = Math.max(...c.msgs.map((m) => JSON.stringify(m).length));
+    for (const n of sizes) expect(n).toBeLessThanOrEqual((16 << 10) + largest);
+    // Snapshots and three moments of changes, some 240 KB, in many frames.
+    expect(sizes.length).toBeGreaterThan(12);
   });
 
   it('where the bridge was killed (no stop line): its feeds stale from the last moment recorded, told when the next process starts', async () => {
