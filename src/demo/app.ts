@@ -89,6 +89,7 @@ export class DemoApp {
       els.chart,
       (code) => this.intraday(code),
       () => this.replay?.clock ?? Date.now(),
+      (e) => this.client.state !== 'closed' && this.notify(`chart: ${isKrxError(e) ? `${e.code}: ${e.message}` : String(e)}`),
     );
     this.health = new StatusPanel({ pill: els.pill, panel: els.status, ...(els.market ? { market: els.market } : {}) });
     new SymbolSearch({ input: els.search, list: els.matches, find: (q) => deps.names.search(this.market, q), pick: (m) => this.add(m) });

@@ -74,6 +74,14 @@ export class CandleBook {
     return this.list;
   }
 
+  /** Whether a trade at `trdTm` is far before the last candle: another day's candles are loaded (`trade` says `reset`). */
+  newDay(trdTm: string | null | undefined): boolean {
+    const secs = secsOfTime(trdTm);
+    const last = this.list[this.list.length - 1];
+    if (secs === undefined || secs === 0 || last === undefined) return false;
+    return chartTime(this.date8, secs - (secs % this.intervalS)) < last.time - NEW_DAY_GAP_S;
+  }
+
   /** The candles, oldest first. */
   candles(): readonly Candle[] {
     return this.list;
@@ -86,7 +94,8 @@ export class CandleBook {
    */
   trade(price: number, trdTm: string | null | undefined, accVol?: number | null): TradeEffect {
     const secs = secsOfTime(trdTm);
-    if (secs === undefined || !Number.isFinite(price)) return { kind: 'ignored' };
+    // 00:00:00 is no trade: the time of a row before the day's first trade (the pre-market's expected prices).
+    if (secs === undefined || secs === 0 || !Number.isFinite(price)) return { kind: 'ignored' };
     const time = chartTime(this.date8, secs - (secs % this.intervalS));
     const last = this.list[this.list.length - 1];
     const acc = typeof accVol === 'number' ? accVol : undefined;

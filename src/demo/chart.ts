@@ -38,11 +38,16 @@ export class IntradayChart {
   private prevLine: IPriceLine | undefined;
   private prevClose: number | undefined;
 
-  /** A chart in `container`; `loader` fetches a symbol's history; `now` is the clock (ms epoch). */
+  /**
+   * A chart in `container`; `loader` fetches a symbol's history; `now` is
+   * the clock (ms epoch); `onError` hears of a reload that failed (the
+   * chart keeps what it shows).
+   */
   constructor(
     private readonly container: HTMLElement,
     private readonly loader: IntradayLoader,
     private readonly now: () => number = Date.now,
+    private readonly onError: (e: unknown) => void = () => undefined,
   ) {
     const css = getComputedStyle(container);
     this.chart = createChart(container, {
@@ -77,8 +82,15 @@ export class IntradayChart {
     this.chart.priceScale('vol').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
   }
 
-  /** Shows a symbol: loads its history, then follows its trades. Resolves with the number of candles. */
-  async show(code: string, last?: PriceRow): Promise<number> {
+  /**
+   * Shows a symbol: loads its history, then follows its trades. Resolves
+   * with the number of candles. `reloaded`: asked again because a trade was
+   * of a new day; history that still ends hours after that trade is
+   * another day's (the upstream's bars of the last session, before the
+   * day's first), so the day's chart starts from nothing, not from a
+   * reload again.
+   */
+  async show(code: string, last?: PriceRow, reloaded = false): Promise<number> {
     const gen = ++this.generation;
     this.code = code;
     this.book = undefined;
@@ -91,6 +103,7 @@ export class IntradayChart {
     if (gen !== this.generation) return 0;
     const book = new CandleBook(kstDate(this.now()));
     book.load(rows);
+    if (reloaded && last !== undefined && book.newDay(last.trdTm)) book.load([]);
     this.book = book;
     this.redraw();
     if (last !== undefined) this.tick(code, last);
@@ -108,7 +121,9 @@ export class IntradayChart {
     if (book === undefined || typeof row.trdPrc !== 'number') return;
     const effect = book.trade(row.trdPrc, row.trdTm, row.accTrdvol);
     if (effect.kind === 'reset') {
-      void this.show(code, row);
+      // Once: the history is asked for again, and what it still lacks starts from this trade.
+      this.book = undefined;
+      this.show(code, row, true).catch(this.onError);
       return;
     }
     if (effect.kind === 'ignored') return;

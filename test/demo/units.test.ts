@@ -132,6 +132,24 @@ describe('intraday candles', () => {
     expect(b.trade(84_000, '09000500', 10)).toEqual({ kind: 'reset' });
   });
 
+  it('takes a time of 00:00:00 for no trade (the pre-market rows before the first), not for a new day', () => {
+    const b = new CandleBook(day);
+    b.load(rows);
+    expect(b.trade(85_000, '00000000', 0)).toEqual({ kind: 'ignored' });
+    expect(b.newDay('00000000')).toBe(false);
+    expect(b.candles()).toHaveLength(3);
+  });
+
+  it('tells a trade of a new day before it is applied, so a reload that still holds the last day starts the day from nothing', () => {
+    const b = new CandleBook(day);
+    b.load(rows);
+    b.trade(85_000, '15190000', 9_000);
+    expect(b.newDay('09000500')).toBe(true);
+    expect(b.newDay('15000000')).toBe(false);
+    expect(b.newDay('garbage')).toBe(false);
+    expect(new CandleBook(day).newDay('09000500')).toBe(false);
+  });
+
   it('starts from nothing when there is no history yet', () => {
     const b = new CandleBook(day);
     b.load([]);

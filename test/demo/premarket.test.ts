@@ -1,0 +1,76 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { buildDemo } from '../../scripts/build-demo.js';
+import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
+import { defaultConfig } from '../../src/config/config.js';
+import { RESULTS_DIR, launchChromium } from './chromium.js';
+
+/**
+ * The demo page across the 08:30 pre-market, in Chromium. The bridge's
+ * clock (and its simulator's) reads Monday 08:29:50 KST: the market is
+ * closed, and the page shows the last session's chart. At 08:30 the feeds
+ * turn live, with rows whose time is hours before the chart's last bar: a
+ * new day, so the chart loads its history again, and that history is still
+ * the last session's. The chart must then start the day from nothing: it
+ * loaded the history again with every row (four requests a second), until
+ * the bridge refused the page (`rate_limited`), an uncaught error, and the
+ * chart stayed empty. (Rows of the upstream's pre-market carry 00:00:00 as
+ * their time, no trade yet; the chart ignores those, a unit test in
+ * units.test.ts.) Screenshot: test-results/demo-premarket.png.
+ */
+
+const MONDAY_BEFORE_PREMARKET = Date.parse('2026-11-30T08:29:50+09:00');
+
+let outDir: string;
+let bridge: Bridge;
+let browser: Browser;
+let page: Page;
+const problems: string[] = [];
+/** Loads of the chart's history the page made: `get intraday` requests of its first page (the newest bars, no `to`). */
+let intraday = 0;
+
+beforeAll(async () => {
+  outDir = await mkdtemp(join(tmpdir(), 'krx-demo-premarket-'));
+  await buildDemo({ outDir, sourcemap: false });
+  const start = Date.now();
+  const now = () => MONDAY_BEFORE_PREMARKET + (Date.now() - start);
+  bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst' }), {
+    staticDir: outDir,
+    now,
+    simulator: { now },
+  });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('websocket', (ws) =>
+    ws.on('framesent', (f) => typeof f.payload === 'string' && f.payload.includes('"intraday"') && !f.payload.includes('"to"') && intraday++),
+  );
+  await page.goto(`${bridge.address.url}/`);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await bridge?.stop();
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe('the demo page across the pre-market', () => {
+  it('turns live at 08:30 and keeps its chart, asking for the history once, not again with every pre-market row', async () => {
+    await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 10);
+    // Live from 08:30: the closed marker goes.
+    await page.waitForFunction(() => (document.querySelector('#market') as HTMLElement).hidden, undefined, { timeout: 30_000 });
+    const states = () => page.$$eval('.feeds li[data-state]', (els) => els.map((e) => e.getAttribute('data-state')));
+    await expect.poll(states, { timeout: 10_000 }).toContain('live');
+    const before = intraday;
+    // Ten seconds of pre-market rows, one a second per symbol.
+    await page.waitForTimeout(10_000);
+    expect(intraday - before).toBeLessThanOrEqual(1);
+    expect(Number(await page.getAttribute('#chart', 'data-bars'))).toBeGreaterThan(0);
+    await page.screenshot({ path: join(RESULTS_DIR, 'demo-premarket.png') });
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
