@@ -141,7 +141,12 @@ export class DemoApp {
       this.book.render(row, p?.trdPrc ?? undefined, prev);
     });
     // A replay's statuses are of the recorded day (its feeds' states then, and `replay ended`), not of the bridge now.
-    client.on('status', (s) => mine() && !this.replay && this.health.feed(s));
+    client.on('status', (s) => {
+      if (!mine()) return;
+      // The book's feed says why it has nothing to show (closed: not provided at this hour); the empty ladder says so too.
+      if (s.channel === 'book' && s.market === this.market) this.book.explain(s.state === 'live' ? undefined : s.reason);
+      if (!this.replay) this.health.feed(s);
+    });
     client.on('state', (_prev, next) => mine() && this.health.connection(next));
     client.on('error', (e) => mine() && this.notify(`${e.code}: ${e.message}`));
     client.on('welcome', () => {

@@ -67,6 +67,8 @@ export class OrderBook {
   private readonly askTotal: HTMLSpanElement;
   private readonly bidTotal: HTMLSpanElement;
   private readonly imbalance: HTMLSpanElement;
+  /** Why the ladder is empty, when the bridge said (a closed feed with no data to show). */
+  private readonly why: HTMLParagraphElement;
 
   /** A ladder in `container` (emptied). */
   constructor(private readonly container: HTMLElement) {
@@ -87,7 +89,15 @@ export class OrderBook {
     this.bidTotal = el('span', { class: 'q bid-total' }, '–');
     this.imbalance = el('span', { class: 'p' }, 'Total');
     ladderEl.append(el('div', { class: 'lv totals', role: 'row' }, this.askTotal, this.imbalance, this.bidTotal));
-    container.append(ladderEl);
+    this.why = el('p', { class: 'book-why', role: 'status' });
+    this.why.hidden = true;
+    container.append(ladderEl, this.why);
+  }
+
+  /** Says why the ladder is empty (`undefined`: says nothing); a row shown says it no more. */
+  explain(reason: string | undefined): void {
+    setText(this.why, reason ?? '');
+    this.why.hidden = reason === undefined || this.container.dataset.levels !== '0';
   }
 
   /** Clears the ladder (a new symbol is loading). */
@@ -114,6 +124,7 @@ export class OrderBook {
     setText(this.imbalance, a + b > 0 ? `Bid ${Math.round((b / (a + b)) * 100)}%` : 'Total');
     const filled = [...l.asks, ...l.bids].filter((lv) => lv.price !== null).length;
     this.container.dataset.levels = String(filled);
+    if (filled > 0) this.why.hidden = true;
   }
 
   private levelRow(parent: HTMLElement, side: 'ask' | 'bid', level: number): LevelRow {

@@ -61,10 +61,17 @@ afterAll(async () => {
 describe('the demo page across the pre-market', () => {
   it('turns live at 08:30 and keeps its chart, asking for the history once, not again with every pre-market row', async () => {
     await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 10);
+    // Before 08:30 the bridge has no book to show (none is provided at night, and it held none): the empty ladder says why.
+    const why = page.locator('#book .book-why');
+    await why.waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await why.textContent()).toMatch(/^market closed; no data to show until the session opens/);
+    await page.screenshot({ path: join(RESULTS_DIR, 'demo-premarket-closed.png') });
     // Live from 08:30: the closed marker goes.
     await page.waitForFunction(() => (document.querySelector('#market') as HTMLElement).hidden, undefined, { timeout: 30_000 });
     const states = () => page.$$eval('.feeds li[data-state]', (els) => els.map((e) => e.getAttribute('data-state')));
     await expect.poll(states, { timeout: 10_000 }).toContain('live');
+    await page.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 10_000 });
+    expect(await why.isHidden()).toBe(true);
     const before = intraday;
     // Ten seconds of pre-market rows, one a second per symbol.
     await page.waitForTimeout(10_000);
