@@ -314,7 +314,7 @@ export async function createBridge(config: Config, opts: BridgeOptions = {}): Pr
     const address: BridgeAddress = { url, wsUrl: `${url.replace(/^http/, 'ws')}/ws`, port };
     // The symbol lists are the bridge's own need, not a client's lookup: outside the on-demand share, shared in a cluster.
     const symbolCache = new OnDemandCache({ caller: { call: (id, p) => up.client.call(id, p) }, now, sessions, ...shared });
-    const loader = new SymbolLoader({ symbols, cache: symbolCache, families, logger, now });
+    const loader = new SymbolLoader({ symbols, cache: symbolCache, families, logger, now, ...(config.STATE === 'on' ? { dir: stateDir(config) } : {}) });
     const names = config.NAMES_PER_DAY > 0 ? englishNames(config, symbols, cache, topology.demand, families, logger, now) : undefined;
     const bridge = new Bridge(parts, address, up.origin, startedAt, now, loader, names);
     poller.start();

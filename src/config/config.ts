@@ -57,7 +57,7 @@ export const SETTINGS = {
   },
   DATA_DIR: {
     schema: z.string().min(1).default('./data'),
-    text: 'Directory of the bridge’s own files: the last state of every topic (`state/`), so a restart or a crash starts from it, and the recordings. One bridge per directory: while `STATE` or `RECORD` is on, a bridge holds `krx-bridge.pid` there, and another one started on it refuses to start.',
+    text: 'Directory of the bridge’s own files: the last state of every topic and the last symbol lists (`state/`), so a restart or a crash starts from them, and the recordings. One bridge per directory: while `STATE` or `RECORD` is on, a bridge holds `krx-bridge.pid` there, and another one started on it refuses to start.',
   },
   STATE: {
     schema: z.enum(['on', 'off']).default('on'),

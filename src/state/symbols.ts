@@ -26,11 +26,18 @@ export interface SymbolInfo {
 export class SymbolDirectory {
   private readonly markets = new Map<string, Map<string, SymbolInfo>>();
   private readonly loadedAt = new Map<string, number>();
+  /** Markets whose list is an earlier day's, kept on disk: its names are shown, but it does not judge which codes are listed. */
+  private readonly provisional = new Set<string>();
   /** English names by `market:code`, kept across list reloads. */
   private readonly english = new Map<string, string>();
 
-  /** Replaces a market's symbols with the rows of its symbol list. Rows without a code are skipped. */
-  load(market: string, rows: readonly Row[], now = Date.now()): number {
+  /**
+   * Replaces a market's symbols with the rows of its symbol list. Rows
+   * without a code are skipped. `provisional`: an earlier list, kept from
+   * before a restart, until the day's is loaded: its names are used, but a
+   * code it lacks is not taken for unlisted (`has`).
+   */
+  load(market: string, rows: readonly Row[], now = Date.now(), provisional = false): number {
     const m = new Map<string, SymbolInfo>();
     for (const r of rows) {
       const code = r.isuSrtCd;
@@ -47,6 +54,8 @@ export class SymbolDirectory {
     }
     this.markets.set(market, m);
     this.loadedAt.set(market, now);
+    if (provisional) this.provisional.add(market);
+    else this.provisional.delete(market);
     return m.size;
   }
 
@@ -62,12 +71,12 @@ export class SymbolDirectory {
 
   /**
    * Whether `code` is listed on `market`. Before the market's list is
-   * loaded, every syntactically valid code is accepted (the upstream is
-   * then the judge).
+   * loaded, or while it is an earlier day's (`provisional`), every
+   * syntactically valid code is accepted (the upstream is then the judge).
    */
   has(market: string, code: string): boolean {
     const m = this.markets.get(market);
-    return m ? m.has(code) : true;
+    return m === undefined || this.provisional.has(market) || m.has(code);
   }
 
   /** The issue with this code, if listed. */
