@@ -52,7 +52,7 @@ describe('symbol lists kept on disk', () => {
     // Only what the directory reads is kept.
     expect(kept).toEqual({
       at: FRIDAY,
-      rows: [LISTS.kospi![0], LISTS.kospi![1]].map(({ isuSrtCd, isuCd, isuKorNm, isuKorAbbrv }) => ({ isuSrtCd, isuCd, isuKorNm, isuKorAbbrv })),
+      rows: LISTS.kospi!.map(({ isuSrtCd, isuCd, isuKorNm, isuKorAbbrv }) => ({ isuSrtCd, isuCd, isuKorNm, isuKorAbbrv })),
     });
 
     // Saturday night: the upstream has no list at this hour.
