@@ -25,7 +25,7 @@ const timing = ['test/reliability/slow.test.ts', 'test/reliability/slow-gets.tes
 /** The tier of a test file, by what it needs. */
 function tierOf(file: string): Tier {
   if (timing.includes(file)) return 'timing';
-  if (/^test\/demo\/(browser|closed|premarket|replay)\.test\.ts$/.test(file) || file === 'test/examples/minimal.test.ts') return 'browser';
+  if (/^test\/demo\/(browser|close|closed|premarket|replay)\.test\.ts$/.test(file) || file === 'test/examples/minimal.test.ts') return 'browser';
   if (file.startsWith('test/cluster/')) return /\/(units|term)\.test\.ts$/.test(file) ? 'unit' : 'cluster';
   if (file === 'test/reliability/operations-doc.test.ts') return 'unit';
   if (/^test\/(bridge|cli|deploy|package|examples|reliability)\//.test(file)) return 'integration';

@@ -37,6 +37,8 @@ export class IntradayChart {
   private generation = 0;
   private prevLine: IPriceLine | undefined;
   private prevClose: number | undefined;
+  /** The shown symbol's latest `price` row that came while its history loaded: applied once it has. */
+  private pending: PriceRow | undefined;
 
   /**
    * A chart in `container`; `loader` fetches a symbol's history; `now` is
@@ -94,6 +96,7 @@ export class IntradayChart {
     const gen = ++this.generation;
     this.code = code;
     this.book = undefined;
+    this.pending = undefined;
     this.setPrevClose(undefined);
     this.candles.setData([]);
     this.volume.setData([]);
@@ -103,22 +106,33 @@ export class IntradayChart {
     if (gen !== this.generation) return 0;
     const book = new CandleBook(kstDate(this.now()));
     book.load(rows);
-    if (reloaded && last !== undefined && book.newDay(last.trdTm)) book.load([]);
+    // A row that came while the history loaded is newer than the one the chart was shown with (the close, say, at 15:30).
+    const latest = this.pending ?? last;
+    this.pending = undefined;
+    if (reloaded && latest !== undefined && book.newDay(latest.trdTm)) book.load([]);
     this.book = book;
     this.redraw();
-    if (last !== undefined) this.tick(code, last);
+    if (latest !== undefined) this.tick(code, latest);
     this.container.removeAttribute('aria-busy');
     this.chart.timeScale().fitContent();
     return book.candles().length;
   }
 
-  /** Applies a `price` row of `code` (ignored unless it is the shown symbol and its history is loaded). */
+  /**
+   * Applies a `price` row of `code` (ignored unless it is the shown
+   * symbol); one that comes while its history loads is applied once it has
+   * (the latest of them).
+   */
   tick(code: string, row: PriceRow): void {
     if (code !== this.code) return;
     const prev = typeof row.trdPrc === 'number' && typeof row.cmpprevddPrc === 'number' ? row.trdPrc - row.cmpprevddPrc : undefined;
     if (prev !== this.prevClose) this.setPrevClose(prev);
     const book = this.book;
-    if (book === undefined || typeof row.trdPrc !== 'number') return;
+    if (book === undefined) {
+      this.pending = row;
+      return;
+    }
+    if (typeof row.trdPrc !== 'number') return;
     const effect = book.trade(row.trdPrc, row.trdTm, row.accTrdvol);
     if (effect.kind === 'reset') {
       // Once: the history is asked for again, and what it still lacks starts from this trade.
@@ -130,6 +144,7 @@ export class IntradayChart {
     this.candles.update(candleData(effect.candle));
     this.volume.update(volumeData(effect.candle));
     this.container.dataset.bars = String(book.candles().length);
+    this.container.dataset.last = String(effect.candle.close);
   }
 
   /** The shown symbol's code. */
@@ -141,7 +156,9 @@ export class IntradayChart {
     const list = this.book?.candles() ?? [];
     this.candles.setData(list.map(candleData));
     this.volume.setData(list.map(volumeData));
+    // What the chart shows last, for a reader of the page (and its tests): the bars, and the last close.
     this.container.dataset.bars = String(list.length);
+    this.container.dataset.last = String(list.at(-1)?.close ?? '');
   }
 
   private setPrevClose(price: number | undefined): void {
