@@ -79,7 +79,12 @@ export class CandleBook {
     const secs = secsOfTime(trdTm);
     const last = this.list[this.list.length - 1];
     if (secs === undefined || secs === 0 || last === undefined) return false;
-    return chartTime(this.date8, secs - (secs % this.intervalS)) < last.time - NEW_DAY_GAP_S;
+    return this.barOf(secs) < last.time - NEW_DAY_GAP_S;
+  }
+
+  /** Chart time of the start of the bar a trade at `secs` (KST seconds of the day) falls in. */
+  private barOf(secs: number): number {
+    return chartTime(this.date8, secs - (secs % this.intervalS));
   }
 
   /** The candles, oldest first. */
@@ -96,7 +101,7 @@ export class CandleBook {
     const secs = secsOfTime(trdTm);
     // 00:00:00 is no trade: the time of a row before the day's first trade (the pre-market's expected prices).
     if (secs === undefined || secs === 0 || !Number.isFinite(price)) return { kind: 'ignored' };
-    const time = chartTime(this.date8, secs - (secs % this.intervalS));
+    const time = this.barOf(secs);
     const last = this.list[this.list.length - 1];
     const acc = typeof accVol === 'number' ? accVol : undefined;
     if (last !== undefined && time < last.time) return time < last.time - NEW_DAY_GAP_S ? { kind: 'reset' } : { kind: 'ignored' };

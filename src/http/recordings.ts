@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { CHANNELS, MARKETS } from '../protocol/constants.js';
-import { INDEX_CODE, STOCK_CODE } from '../protocol/topics.js';
+import { STOCK_CODE } from '../protocol/topics.js';
+import { isIndexCodeOf } from '../lookups/resources.js';
 import { kstSecondOfDay } from '../market/calendar.js';
 import { recordedDay, type LiveSource } from '../recorder/catalog.js';
 import { END_OF_DAY, END_OF_WINDOW, TIME_OF_DAY, hhmmss, isDay, kstMs } from '../recorder/format.js';
@@ -82,15 +83,14 @@ export async function exportFeed(src: RecordingsSource, path: string, query: URL
     return sendError(res, 400, 'invalid_params', 'from and to are HHMMSS (KST), to up to 240000 (the end of the day), from before to');
   if (format !== 'ndjson' && format !== 'csv') return sendError(res, 400, 'invalid_params', 'format is ndjson or csv');
   const codes = new Set((q.codes ?? '').split(',').filter(Boolean));
-  // A malformed code is refused, not answered with an export that holds nothing.
-  const form = channel === 'index' ? INDEX_CODE : STOCK_CODE;
-  const bad = [...codes].find((c) => !form.test(c));
+  // A code that cannot be one is refused, not answered with an export that holds nothing: the forms `/ws` takes.
+  const bad = [...codes].find((c) => (channel === 'index' ? !isIndexCodeOf(market, c) : !STOCK_CODE.test(c)));
   if (bad !== undefined)
     return sendError(
       res,
       400,
       'invalid_params',
-      `codes: ${JSON.stringify(bad.slice(0, 32))} is not ${channel === 'index' ? 'an index code' : 'a stock code (6 characters, 0-9 and A-Z)'}`,
+      `codes: ${JSON.stringify(bad.slice(0, 32))} is not ${channel === 'index' ? `an index code of ${market}` : 'a stock code (6 characters, 0-9 and A-Z)'}`,
     );
   const feed = `${channel}.${market}.`;
   const fromMs = kstMs(date, from);

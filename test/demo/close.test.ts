@@ -1,12 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { buildDemo } from '../../scripts/build-demo.js';
-import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
-import { defaultConfig } from '../../src/config/config.js';
-import { RESULTS_DIR, launchChromium } from './chromium.js';
+import type { Page } from 'playwright-core';
+import { RESULTS_DIR } from './chromium.js';
+import { clockedDemo, type ClockedDemo } from './clocked.js';
 
 /**
  * The demo page reopened after the 15:30 close, in Chromium. The bridge's
@@ -20,37 +16,16 @@ import { RESULTS_DIR, launchChromium } from './chromium.js';
 
 const FRIDAY_AFTER_CLOSE = Date.parse('2026-11-27T15:30:40+09:00');
 
-let outDir: string;
-let bridge: Bridge;
-let browser: Browser;
+let demo: ClockedDemo;
 let page: Page;
-const problems: string[] = [];
+let problems: string[];
 
 beforeAll(async () => {
-  outDir = await mkdtemp(join(tmpdir(), 'krx-demo-close-'));
-  await buildDemo({ outDir, sourcemap: false });
-  const start = Date.now();
-  const now = () => FRIDAY_AFTER_CLOSE + (Date.now() - start);
-  bridge = await createBridge(
-    defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst', SIM_CLOCK: 'kst' }),
-    {
-      staticDir: outDir,
-      now,
-      simulator: { now },
-    },
-  );
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  await page.goto(`${bridge.address.url}/`);
+  demo = await clockedDemo(FRIDAY_AFTER_CLOSE, { SIM_CLOCK: 'kst' });
+  ({ page, problems } = demo);
 }, 90_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await bridge?.stop();
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+afterAll(() => demo?.stop());
 
 describe('the demo page after the close', () => {
   it('ends the chart at the closing price the board shows', async () => {

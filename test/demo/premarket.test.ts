@@ -1,12 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { buildDemo } from '../../scripts/build-demo.js';
-import { createBridge, type Bridge } from '../../src/bridge/bridge.js';
-import { defaultConfig } from '../../src/config/config.js';
-import { RESULTS_DIR, launchChromium } from './chromium.js';
+import type { Page } from 'playwright-core';
+import { RESULTS_DIR } from './chromium.js';
+import { clockedDemo, type ClockedDemo } from './clocked.js';
 
 /**
  * The demo page across the 08:30 pre-market, in Chromium. The bridge's
@@ -24,39 +20,22 @@ import { RESULTS_DIR, launchChromium } from './chromium.js';
 
 const MONDAY_BEFORE_PREMARKET = Date.parse('2026-11-30T08:29:50+09:00');
 
-let outDir: string;
-let bridge: Bridge;
-let browser: Browser;
+let demo: ClockedDemo;
 let page: Page;
-const problems: string[] = [];
+let problems: string[];
 /** Loads of the chart's history the page made: `get intraday` requests of its first page (the newest bars, no `to`). */
 let intraday = 0;
 
 beforeAll(async () => {
-  outDir = await mkdtemp(join(tmpdir(), 'krx-demo-premarket-'));
-  await buildDemo({ outDir, sourcemap: false });
-  const start = Date.now();
-  const now = () => MONDAY_BEFORE_PREMARKET + (Date.now() - start);
-  bridge = await createBridge(defaultConfig({ PORT: 0, HOST: '127.0.0.1', LOG_LEVEL: 'silent', STATE: 'off', RECORD: 'off', MARKET_CLOCK: 'kst' }), {
-    staticDir: outDir,
-    now,
-    simulator: { now },
-  });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('pageerror', (e) => problems.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('websocket', (ws) =>
-    ws.on('framesent', (f) => typeof f.payload === 'string' && f.payload.includes('"intraday"') && !f.payload.includes('"to"') && intraday++),
+  demo = await clockedDemo(MONDAY_BEFORE_PREMARKET, {}, (p) =>
+    p.on('websocket', (ws) =>
+      ws.on('framesent', (f) => typeof f.payload === 'string' && f.payload.includes('"intraday"') && !f.payload.includes('"to"') && intraday++),
+    ),
   );
-  await page.goto(`${bridge.address.url}/`);
+  ({ page, problems } = demo);
 }, 90_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await bridge?.stop();
-  if (outDir) await rm(outDir, { recursive: true, force: true });
-});
+afterAll(() => demo?.stop());
 
 describe('the demo page across the pre-market', () => {
   it('turns live at 08:30 and keeps its chart, asking for the history once, not again with every pre-market row', async () => {

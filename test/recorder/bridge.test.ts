@@ -144,6 +144,10 @@ describe('GET /recordings', () => {
     }
     // The access token's parameter is taken beside them.
     expect((await fetch(`${tb.url}/recordings/${DAY}/quote.kospi?codes=100000&from=100005&to=100006&token=any`)).status).toBe(200);
+    // An index code is one of the market's (K… on KOSPI), as on /ws.
+    const index = await fetch(`${tb.url}/recordings/${DAY}/index.kospi?codes=Q001`);
+    expect(index.status).toBe(400);
+    expect(((await index.json()) as { error: unknown }).error).toEqual({ code: 'invalid_params', message: 'codes: "Q001" is not an index code of kospi' });
     // The listing takes none but the token.
     const listed = await fetch(`${tb.url}/recordings?date=${DAY}`);
     expect(listed.status).toBe(400);
