@@ -32,6 +32,8 @@ export interface FeedSubscribers {
 interface TopicSlot<S> {
   /** The topic; every subscriber's record holds this same string. */
   readonly topic: string;
+  /** Its feed's key. */
+  readonly feed: string;
   /** Subscribers holding the topic explicitly (with or without the feed's wildcard). */
   refs: number;
   /** Those of them without the feed's wildcard: the direct delivery list. */
@@ -48,6 +50,8 @@ export class SubscriptionIndex<S extends Subscriber> {
   private readonly byFeed = new Map<string, S[]>();
   private readonly explicitByFeed = new Map<string, Set<S>>();
   private readonly feedKeys = new Map<string, string>();
+  /** Distinct explicit topics per feed (the slots of `byTopic`), so `/status` counts none. */
+  private readonly topicsByFeed = new Map<string, number>();
 
   /** Subscribers to deliver a topic's events to, besides the feed's wildcard subscribers. */
   direct(topic: string): readonly S[] | undefined {
@@ -73,12 +77,14 @@ export class SubscriptionIndex<S extends Subscriber> {
   addTopic(s: S, feed: string, topic: string): boolean {
     if (s.explicit.has(topic)) return false;
     let slot = this.byTopic.get(topic);
+    const key = this.feedKey(feed);
     if (slot === undefined) {
-      slot = { topic, refs: 0, direct: [] };
+      slot = { topic, feed: key, refs: 0, direct: [] };
       this.byTopic.set(topic, slot);
+      this.topicsByFeed.set(key, (this.topicsByFeed.get(key) ?? 0) + 1);
     }
     s.explicit.add(slot.topic);
-    addToSet(this.explicitByFeed, this.feedKey(feed), s);
+    addToSet(this.explicitByFeed, key, s);
     slot.refs++;
     if (!s.wildcards.has(feed)) slot.direct.push(s);
     return true;
@@ -91,7 +97,7 @@ export class SubscriptionIndex<S extends Subscriber> {
     const slot = this.byTopic.get(topic);
     if (slot !== undefined) {
       removeFromList(slot.direct, s);
-      if (--slot.refs <= 0) this.byTopic.delete(topic);
+      if (--slot.refs <= 0) this.dropSlot(slot);
     }
     return true;
   }
@@ -136,12 +142,20 @@ export class SubscriptionIndex<S extends Subscriber> {
       const slot = this.byTopic.get(t);
       if (slot === undefined) continue;
       removeFromList(slot.direct, s);
-      if (--slot.refs <= 0) this.byTopic.delete(t);
+      if (--slot.refs <= 0) this.dropSlot(slot);
     }
     for (const [feed, set] of this.explicitByFeed) {
       if (set.delete(s) && set.size === 0) this.explicitByFeed.delete(feed);
     }
     return { topics, wildcards };
+  }
+
+  /** Forgets a topic no one holds explicitly any more. */
+  private dropSlot(slot: TopicSlot<S>): void {
+    this.byTopic.delete(slot.topic);
+    const n = (this.topicsByFeed.get(slot.feed) ?? 0) - 1;
+    if (n > 0) this.topicsByFeed.set(slot.feed, n);
+    else this.topicsByFeed.delete(slot.feed);
   }
 
   /** The index's one string of a feed key, so subscribers' records share it. */
@@ -164,14 +178,12 @@ export class SubscriptionIndex<S extends Subscriber> {
     return this.byTopic.size + this.byFeed.size;
   }
 
-  /** Subscribers per feed. */
+  /** Subscribers per feed: counted per feed's subscribers, whatever the number of topics. */
   feeds(): Record<string, FeedSubscribers> {
     const out: Record<string, FeedSubscribers> = {};
     const keys = new Set([...this.byFeed.keys(), ...this.explicitByFeed.keys()]);
     for (const feed of keys) {
-      let topics = 0;
-      const prefix = feed + '.';
-      for (const t of this.byTopic.keys()) if (t.startsWith(prefix)) topics++;
+      const topics = this.topicsByFeed.get(feed) ?? 0;
       let sessions = 0;
       for (const _ of this.subscribersOf(feed)) sessions++;
       out[feed] = { sessions, wildcards: this.byFeed.get(feed)?.length ?? 0, topics };

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { issuesText } from '../../src/protocol/issues.js';
 import { upstreamWireError, UPSTREAM_TO_WIRE } from '../../src/lookups/errors.js';
@@ -202,6 +203,43 @@ describe('subscription index', () => {
     expect(idx.topicCount).toBe(0);
     expect(idx.feeds()).toEqual({});
     expect(a.explicit.size + b.explicit.size + a.wildcards.size).toBe(0);
+  });
+  it('counts each feed\'s subscribers and topics as its subscribers\' own records say, after any adds and removes', () => {
+    const feeds = ['quote.kospi', 'quote.kosdaq', 'book.kospi'];
+    const op = fc.record({
+      kind: fc.constantFrom('addTopic', 'removeTopic', 'addWildcard', 'removeWildcard', 'removeAll'),
+      who: fc.nat(4),
+      feed: fc.nat(feeds.length - 1),
+      code: fc.nat(5),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 80 }), (ops) => {
+        const idx = new SubscriptionIndex<Subscriber>();
+        const subs = Array.from({ length: 5 }, sub);
+        for (const o of ops) {
+          const s = subs[o.who]!;
+          const feed = feeds[o.feed]!;
+          const topic = `${feed}.${o.code}`;
+          if (o.kind === 'addTopic') idx.addTopic(s, feed, topic);
+          else if (o.kind === 'removeTopic') idx.removeTopic(s, feed, topic);
+          else if (o.kind === 'addWildcard') idx.addWildcard(s, feed);
+          else if (o.kind === 'removeWildcard') idx.removeWildcard(s, feed);
+          else idx.removeAll(s);
+        }
+        const expected: Record<string, { sessions: number; wildcards: number; topics: number }> = {};
+        for (const feed of feeds) {
+          const prefix = `${feed}.`;
+          const holds = (s: Subscriber): boolean => s.wildcards.has(feed) || [...s.explicit].some((t) => t.startsWith(prefix));
+          const sessions = subs.filter(holds).length;
+          if (sessions === 0) continue;
+          const topics = new Set(subs.flatMap((s) => [...s.explicit].filter((t) => t.startsWith(prefix)))).size;
+          expected[feed] = { sessions, wildcards: subs.filter((s) => s.wildcards.has(feed)).length, topics };
+        }
+        expect(idx.feeds()).toEqual(expected);
+        expect(idx.topicCount).toBe(Object.values(expected).reduce((a, f) => a + f.topics + (f.wildcards > 0 ? 1 : 0), 0));
+      }),
+      { numRuns: 300 },
+    );
   });
   it('reports adds and removes that change nothing', () => {
     const idx = new SubscriptionIndex<Subscriber>();
