@@ -154,10 +154,36 @@ export function fileLimit(): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
-/** Cumulative CPU time of this process, µs (user + system, every thread). */
-export function cpuMicros(): number {
+/** CPU time this process spent in `probe`s so far, µs. */
+let probedUs = 0;
+
+function processCpuUs(): number {
   const u = process.cpuUsage();
   return u.user + u.system;
+}
+
+/**
+ * Cumulative CPU time of this process, µs (user + system, every thread),
+ * less what its `probe`s took: a window between two readings counts the
+ * peer's own work, not the benchmark's questions about it.
+ */
+export function cpuMicros(): number {
+  return processCpuUs() - probedUs;
+}
+
+/**
+ * Runs `f`, a question of the benchmark's own to a peer (its counters for a
+ * mark), and leaves the CPU it takes out of `cpuMicros`. Only up to `f`'s
+ * return: what an asynchronous `f` does after its first `await` may run
+ * beside the peer's own work, and is counted as the peer's.
+ */
+export function probe<T>(f: () => T): T {
+  const a = processCpuUs();
+  try {
+    return f();
+  } finally {
+    probedUs += processCpuUs() - a;
+  }
 }
 
 /** Runs a full garbage collection when the process was started with `--expose-gc`. */

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
-import { cpuMicros, fileLimit, serve } from '../lib/child.js';
+import { cpuMicros, fileLimit, probe, serve } from '../lib/child.js';
 import { listingTopics } from '../lib/listing.js';
 import { createPollingPeer, type PollingPeer, type PollingPeerName, type UpstreamTarget } from './polling.js';
 
@@ -47,7 +47,8 @@ serve(
       const cpuUs = cpuMicros();
       const wallMs = performance.now();
       const m = process.memoryUsage();
-      return { cpuUs, wallMs, rss: m.rss, heapUsed: m.heapUsed, peer: (await peer?.stats()) ?? {} };
+      const stats = probe(() => peer?.stats());
+      return { cpuUs, wallMs, rss: m.rss, heapUsed: m.heapUsed, peer: (await stats) ?? {} };
     },
     seqs() {
       return { seqs: peer?.seqs(topics) ?? [] };

@@ -1,4 +1,4 @@
-import { cpuMicros, fileLimit, fullGc, serve } from '../lib/child.js';
+import { cpuMicros, fileLimit, fullGc, probe, serve } from '../lib/child.js';
 import { SyntheticMarket, wallMs } from '../lib/market.js';
 import { subscriberCounts, type SubsLayout } from '../lib/subs.js';
 import { createPeer, type Peer, type PeerName, type PeerOptions } from './peer.js';
@@ -92,7 +92,7 @@ serve(
         maxTickMs,
         rss: m.rss,
         heapUsed: m.heapUsed,
-        peer: peer?.stats() ?? {},
+        peer: probe(() => peer?.stats()) ?? {},
       };
       maxTickMs = 0;
       return out;
