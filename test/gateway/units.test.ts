@@ -204,7 +204,7 @@ describe('subscription index', () => {
     expect(idx.feeds()).toEqual({});
     expect(a.explicit.size + b.explicit.size + a.wildcards.size).toBe(0);
   });
-  it('counts each feed\'s subscribers and topics as its subscribers\' own records say, after any adds and removes', () => {
+  it("counts each feed's subscribers and topics as its subscribers' own records say, after any adds and removes", () => {
     const feeds = ['quote.kospi', 'quote.kosdaq', 'book.kospi'];
     const op = fc.record({
       kind: fc.constantFrom('addTopic', 'removeTopic', 'addWildcard', 'removeWildcard', 'removeAll'),
