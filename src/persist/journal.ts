@@ -94,8 +94,13 @@ export interface StateInfo {
 export class StateJournal {
   /** The codes whose rows are to be written, per feed (`channel.market`). */
   private dirtyTopics = new Map<string, DirtyCodes>();
-  /** Patch frames to be written, in the order they came, with the feed and code of each. */
-  private frames: Buffer[] = [];
+  /**
+   * Lines of the patch frames to be written, in the order they came, made
+   * as each batch comes (its frames' bytes copied, not held): the feed and
+   * code of each are kept beside them.
+   */
+  private frames = new LineBuffer();
+  private frameCount = 0;
   private frameFeeds: DirtyCodes[] = [];
   private frameCodes: string[] = [];
   /**
@@ -148,8 +153,9 @@ export class StateJournal {
     const max = this.opts.maxFrames ?? 65_536;
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
-      if (e.kind === 'patch' && chain.get(e.topic) === e.seq - 1 && this.frames.length < max && !d.codes.has(e.code)) {
-        this.frames.push(frameBytes(e));
+      if (e.kind === 'patch' && chain.get(e.topic) === e.seq - 1 && this.frameCount < max && !d.codes.has(e.code)) {
+        this.frames.addJson(frameBytes(e));
+        this.frameCount++;
         this.frameFeeds.push(d);
         this.frameCodes.push(e.code);
       } else d.codes.add(e.code);
@@ -168,7 +174,8 @@ export class StateJournal {
   /** Drops everything queued. */
   private clearQueued(): void {
     this.dirtyTopics = new Map();
-    this.frames = [];
+    this.frames.take();
+    this.frameCount = 0;
     this.frameFeeds = [];
     this.frameCodes = [];
     this.dirtyFeeds.clear();
@@ -229,7 +236,7 @@ export class StateJournal {
     }
     const due = this.now() - this.lastCompact >= (this.opts.compactMs ?? 600_000) || this.journalBytes > this.compactionBytes;
     if (due) return this.run(() => this.compact());
-    if (this.dirtyTopics.size === 0 && this.frames.length === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
+    if (this.dirtyTopics.size === 0 && this.frameCount === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
     return this.run(() => this.append());
   }
 
@@ -285,8 +292,8 @@ export class StateJournal {
   private async append(): Promise<void> {
     const lines = new LineBuffer();
     const rows = this.dirtyTopics;
-    const { frames, frameFeeds, frameCodes } = this;
-    let n = frames.length;
+    const { frameFeeds, frameCodes } = this;
+    let n = this.frameCount;
     for (const { channel, market, codes } of rows.values()) {
       n += codes.size;
       for (const code of codes) {
@@ -294,17 +301,17 @@ export class StateJournal {
         if (e !== undefined) this.addTopic(lines, e, channel, market);
       }
     }
-    for (let i = 0; i < frames.length; i++) lines.addJson(frames[i]!);
     for (const key of this.dirtyFeeds) {
       const f = this.feeds.get(key);
       if (f !== undefined) lines.add(f);
     }
     const feeds = [...this.dirtyFeeds];
+    const frameLines = this.frames.take();
     this.clearQueued();
     const bytes = lines.take();
     try {
       this.journal ??= await open(join(this.opts.dir, FILES.journal), 'a');
-      await this.journal.write(bytes);
+      await this.journal.writev([bytes, frameLines]);
       await this.journal.datasync();
     } catch (err) {
       // The next write opens the file again.
@@ -316,7 +323,7 @@ export class StateJournal {
       for (const key of feeds) this.dirtyFeeds.add(key);
       throw err;
     }
-    this.journalBytes += bytes.length;
+    this.journalBytes += bytes.length + frameLines.length;
     this.written += n;
   }
 
