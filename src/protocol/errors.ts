@@ -76,6 +76,11 @@ export const CLOSE_CODES = {
    * why (`not_recorded`, `recording_off`, `bad_request`). Do not reconnect.
    */
   replayRefused: { code: 4004, reason: 'replay refused' },
+  /**
+   * A replay that held no subscription and asked for none for
+   * `REPLAY_IDLE_MS`: it is over, and its slot goes to another replay.
+   */
+  replayIdle: { code: 1000, reason: 'replay idle' },
 } as const;
 
 /** A close-code name. */

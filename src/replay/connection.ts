@@ -57,6 +57,8 @@ export interface ConnectionOptions {
   readonly recorded: RecordedCodes;
   /** The turns to read a recording up to a replay's start, shared by the server's replays (turns.ts). */
   readonly prerolls: Turns;
+  /** A replay that holds no subscription and has asked for none this long is closed (1000 `replay idle`), ms. */
+  readonly idleMs: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -89,6 +91,10 @@ export class ReplayConnection {
   private readonly beat: NodeJS.Timeout;
   /** The client frames being answered, one after the other (a subscribe may wait for the recording's codes). */
   private turns: Promise<void> = Promise.resolve();
+  /** Client frames received and not yet answered (a subscribe waits for the state at `from`). */
+  private unanswered = 0;
+  /** Runs while the replay holds no subscription and has none asked for: it closes the replay (`idleMs`). */
+  private idleTimer: NodeJS.Timeout | undefined;
 
   /**
    * Plays `q` to `ws` (call `run`), within `limits`; a subscribe's stock
@@ -124,6 +130,7 @@ export class ReplayConnection {
     ws.on('pong', () => (this.lastSeen = opts.monotonic()));
     ws.on('close', () => {
       this.ended = true;
+      clearTimeout(this.idleTimer);
       this.outbox.stop();
       this.markSubscribed();
       clearInterval(this.beat);
@@ -142,12 +149,31 @@ export class ReplayConnection {
     this.outbox.send(
       welcomeFrame(opts.server, `replay-${q.date}`, opts.heartbeatMs, limits, Date.now(), { date: q.date, from: q.from, to: q.to, speed: q.speed }),
     );
+    this.checkIdle();
+  }
+
+  /**
+   * Starts the idle timer when the replay holds no subscription and no
+   * client frame waits for its answer; stops it otherwise. A replay left
+   * so for `idleMs` is closed: it would hold its day's state and a replay
+   * slot for nobody.
+   */
+  private checkIdle(): void {
+    const idle = this.unanswered === 0 && this.state.topics.size === 0 && this.state.wildcards.size === 0;
+    if (!idle || this.ended) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
+    } else if (this.idleTimer === undefined) {
+      this.idleTimer = setTimeout(() => this.stop('replayIdle'), this.opts.idleMs);
+      this.idleTimer.unref();
+    }
   }
 
   /** Ends the replay with a server close code (a heartbeat timeout is cut without a handshake, as on /ws). */
   stop(name: CloseName, reason?: string): void {
     if (this.ended) return;
     this.ended = true;
+    clearTimeout(this.idleTimer);
     this.outbox.stop();
     const c = CLOSE_CODES[name];
     this.opts.onClose?.(c.code);
@@ -355,11 +381,17 @@ export class ReplayConnection {
       return this.error(rateLimited(this.limits.maxMessagesPerSecond), isBinary ? undefined : peekRequestId(bytesOf(data)));
     }
     if (isBinary) return this.error(wireError('bad_request', 'binary frames are not accepted; send JSON text'));
+    this.unanswered++;
+    this.checkIdle();
     this.turns = this.turns
       .then(() => this.answer(data))
       .catch((err: unknown) => {
         this.opts.logger.error({ err: (err as Error).message }, 'replay request failed');
         this.error(wireError('internal', 'an unexpected server error occurred'));
+      })
+      .finally(() => {
+        this.unanswered--;
+        this.checkIdle();
       });
   }
 

@@ -55,6 +55,8 @@ export interface ReplayServerOptions {
   readonly onSlow?: (step: 'conflate' | 'drain' | 'close') => void;
   /** Monotonic clock, ms, of every elapsed time of a replay (heartbeats, rate limits, time behind, pace); default `performance.now`. */
   readonly monotonic?: () => number;
+  /** A replay that holds no subscription and has asked for none this long is closed (1000 `replay idle`), ms; default `REPLAY_IDLE_MS`. */
+  readonly idleMs?: number;
 }
 
 /** A refusal of a replay: its wire code (sent in an `error` frame before close 4004) and the HTTP status it maps to. */
@@ -63,6 +65,14 @@ export interface ReplayRefusal {
   readonly code: 'invalid_params' | 'not_recorded';
   readonly message: string;
 }
+
+/**
+ * How long a replay may hold no subscription, with none asked for, before
+ * it is closed, ms: a replay holds its day's state and one of the
+ * server's `MAX_REPLAYS`, so one opened and left unused would keep both
+ * from everyone else.
+ */
+export const REPLAY_IDLE_MS = 60_000;
 
 /** The default monotonic clock (`performance.now` needs its object as `this`). */
 const monotonicNow = (): number => performance.now();
@@ -114,6 +124,7 @@ export class ReplayServer {
       const opts = {
         ...this.opts,
         floodFactor: this.opts.floodFactor ?? 3,
+        idleMs: this.opts.idleMs ?? REPLAY_IDLE_MS,
         monotonic: this.opts.monotonic ?? monotonicNow,
         recorded: this.recorded,
         prerolls: this.prerolls,

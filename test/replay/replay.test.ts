@@ -36,7 +36,7 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'krx-replay-'));
  * 000001–000050, 005930, 000660 on KOSPI), not the codes `record` records
  * (100000–100002 of quote.kospi).
  */
-async function harness(dir: string, opts: { heartbeatMs?: number; monotonic?: () => number; maxMessagesPerSecond?: number } = {}): Promise<H> {
+async function harness(dir: string, opts: { heartbeatMs?: number; monotonic?: () => number; maxMessagesPerSecond?: number; idleMs?: number } = {}): Promise<H> {
   const closes: number[] = [];
   const replay = new ReplayServer({
     dir,
@@ -47,6 +47,7 @@ async function harness(dir: string, opts: { heartbeatMs?: number; monotonic?: ()
     slow: slowPolicy(),
     onClose: (c) => closes.push(c),
     ...(opts.monotonic ? { monotonic: opts.monotonic } : {}),
+    ...(opts.idleMs ? { idleMs: opts.idleMs } : {}),
   });
   const limits = { ...DEFAULT_LIMITS, ...(opts.maxMessagesPerSecond ? { maxMessagesPerSecond: opts.maxMessagesPerSecond } : {}) };
   const base = await startHarness({ replay, limits });
@@ -143,5 +144,49 @@ describe('a replay heartbeat', () => {
     mono += 250;
     expect((await silent.closedWith(2000)).code).toBe(1006);
     expect(h.closes).toEqual([4002]);
+  });
+});
+
+describe('an idle replay', () => {
+  const sub = { op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] };
+
+  it('that never subscribes is closed (1000 replay idle) once idleMs has gone by, and gives its slot back', async () => {
+    const dir = tmp();
+    await record(dir, 20);
+    h = await harness(dir, { idleMs: 300 });
+    const c = await Client.connect(replayUrl(h));
+    // Pings answered are not a subscription: they keep the socket alive, not the replay.
+    for (let i = 0; i < 3; i++) {
+      expect(await c.request({ op: 'ping', id: i })).toMatchObject({ type: 'pong', id: i });
+      await sleep(60);
+    }
+    expect(await c.closedWith(2000)).toEqual({ code: 1000, reason: 'replay idle' });
+    expect(h.closes).toEqual([1000]);
+    await c.wait(() => (h!.replay.size === 0 ? true : undefined), 2000, 'slot given back');
+  });
+
+  it('that holds a subscription plays on past idleMs; one that unsubscribes everything is closed idleMs later', async () => {
+    const dir = tmp();
+    await record(dir, 20);
+    h = await harness(dir, { idleMs: 300 });
+    // At 10×, the 20 s window plays for 2 s.
+    const c = await Client.connect(replayUrl(h, 'from=100000&to=100020&speed=10'));
+    expect(await c.request(sub)).toMatchObject({ type: 'subscribed', id: 1 });
+    await sleep(700);
+    expect(c.closed).toBeUndefined();
+    expect(c.of('patch').length).toBeGreaterThan(0);
+    const at = performance.now();
+    expect(await c.request({ op: 'unsubscribe', id: 2, channel: 'quote', market: 'kospi', codes: ['100000'] })).toMatchObject({ type: 'unsubscribed', id: 2 });
+    expect(await c.closedWith(2000)).toEqual({ code: 1000, reason: 'replay idle' });
+    expect(performance.now() - at).toBeGreaterThanOrEqual(250);
+  });
+
+  it('whose subscribe was refused is idle: the error is answered, then the replay closes', async () => {
+    const dir = tmp();
+    await record(dir, 20);
+    h = await harness(dir, { idleMs: 300 });
+    const c = await Client.connect(replayUrl(h));
+    expect(await c.request({ ...sub, codes: ['999999'] })).toMatchObject({ type: 'error', code: 'invalid_code', id: 1 });
+    expect(await c.closedWith(2000)).toEqual({ code: 1000, reason: 'replay idle' });
   });
 });
