@@ -316,13 +316,17 @@ export class ReplayConnection {
    * The recording stops at `t` (a stop line, or the last moment before a
    * restart without one): every feed with a recorded status is `stale` from
    * then (`NOT_RECORDED`), as sent to its subscribers and to those who
-   * subscribe before its next recorded status.
+   * subscribe before its next recorded status. Never from before the
+   * status it follows: a status's `ts` is when its state began, on the
+   * poller's clock, and can be a few ms past the last recorded moment.
    */
   private gap(t: number, playing: boolean): void {
     const st = this.state;
-    for (const feed of st.statuses.keys()) {
+    for (const [feed, had] of st.statuses) {
       const [channel, market] = feed.split('.') as [Channel, Market];
-      const frame = statusFrame({ market, channel, state: 'stale', intervalMs: 0, reason: NOT_RECORDED, ts: t });
+      const since = (JSON.parse(had) as { ts?: unknown }).ts;
+      const ts = typeof since === 'number' && since > t ? since : t;
+      const frame = statusFrame({ market, channel, state: 'stale', intervalMs: 0, reason: NOT_RECORDED, ts });
       st.statuses.set(feed, frame);
       if (playing && st.wantsFeed(feed)) this.outbox.send(frame);
     }

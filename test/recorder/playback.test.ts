@@ -248,6 +248,21 @@ describe('what a replay plays', () => {
     expect(c.of('patch').at(-1)).toMatchObject({ seq: 5, ts: T0 + 14_000 });
   });
 
+  it('where the bridge was killed just after a status: the stale status is not dated before it', async () => {
+    const dir = tmp();
+    // The status's ts (when its state began) is 250 ms past the last moment recorded, 10:00:04.
+    await record(dir, 5, { statuses: { 4: { state: 'live', ts: T0 + 4_250 } } });
+    const file = join(dir, DAY, 'seg-100000.ndjson');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^\{"k":"X".*\n/m, ''));
+    await record(dir, 5, { first: 10 });
+    h = await replayHarness(dir);
+    const c = await Client.connect(url(h, 'from=100000&to=100020&speed=max'));
+    c.send({ op: 'subscribe', id: 1, channel: 'quote', market: 'kospi', codes: ['100000'] });
+    await c.closedWith(8000);
+    const statuses = c.of('status').map((m) => `${m.state}:${(m.ts - T0) / 1000}`);
+    expect(statuses).toEqual(['live:0', 'live:4.25', 'stale:4.25', 'live:10', 'stale:14', 'closed:20']);
+  });
+
   it('a subscribe where nothing was recorded gets the feed stale', async () => {
     const dir = tmp();
     await record(dir, 5);
