@@ -92,6 +92,7 @@ export class StatusPanel {
   private readonly meter: HTMLElement;
   private readonly budgetNote: HTMLElement;
   private readonly interval: HTMLElement;
+  private readonly intervalNote: HTMLElement;
   private state: ConnectionState = 'connecting';
 
   /** A panel writing into `els`; `now` is the clock (ms epoch). */
@@ -107,6 +108,7 @@ export class StatusPanel {
     this.meter = el('span', { class: 'meter-fill' });
     this.budgetNote = el('p', { class: 'muted small budget-note' }, '');
     this.interval = el('strong', { class: 'budget-interval num' }, '–');
+    this.intervalNote = el('span', { class: 'muted' }, ' what the budget affords');
     els.panel.replaceChildren(
       el('div', { class: 'kv' }, el('span', { class: 'k' }, 'Connection'), el('span', { class: 'v' }, this.connText, this.rtt)),
       el('div', { class: 'kv' }, el('span', { class: 'k' }, 'Upstream'), el('span', { class: 'v' }, this.upstream)),
@@ -123,12 +125,7 @@ export class StatusPanel {
           this.budgetNote,
         ),
       ),
-      el(
-        'div',
-        { class: 'kv' },
-        el('span', { class: 'k' }, 'Poll interval'),
-        el('span', { class: 'v' }, this.interval, el('span', { class: 'muted' }, ' what the budget affords')),
-      ),
+      el('div', { class: 'kv' }, el('span', { class: 'k' }, 'Poll interval'), el('span', { class: 'v' }, this.interval, this.intervalNote)),
     );
     this.renderFeeds();
   }
@@ -204,13 +201,16 @@ export class StatusPanel {
     this.renderMarket(shown.map(([, f]) => f));
     if (shown.length === 0) {
       setText(this.interval, '–');
+      this.intervalNote.hidden = false;
       this.feedList.replaceChildren(el('li', { class: 'muted' }, 'none polled'));
       return;
     }
-    const intervals = shown.map(([, f]) => f.intervalMs);
+    // A feed not polled now (closed: no data until the session opens) has no interval: its 0 is not a pace.
+    const intervals = shown.map(([, f]) => f.intervalMs).filter((ms) => ms > 0);
     const lo = Math.min(...intervals);
     const hi = Math.max(...intervals);
-    setText(this.interval, lo === hi ? fmtDuration(lo) : `${fmtDuration(lo)} – ${fmtDuration(hi)}`);
+    setText(this.interval, intervals.length === 0 ? 'not polling' : lo === hi ? fmtDuration(lo) : `${fmtDuration(lo)} – ${fmtDuration(hi)}`);
+    this.intervalNote.hidden = intervals.length === 0;
     const items = shown
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([key, f]) => {
@@ -221,7 +221,7 @@ export class StatusPanel {
           { 'data-feed': key, 'data-state': f.state, title: f.reason ?? '' },
           el('span', { class: 'feed-name' }, channel, el('span', { class: 'muted' }, ` · ${market.toUpperCase()}`)),
           badge,
-          el('span', { class: 'num feed-interval' }, fmtDuration(f.intervalMs)),
+          el('span', { class: 'num feed-interval' }, f.intervalMs > 0 ? fmtDuration(f.intervalMs) : '–'),
         );
       });
     this.feedList.replaceChildren(...items);

@@ -86,6 +86,9 @@ describe('the demo page on a closed market', () => {
     const states = await page.$$eval('.feeds li[data-state]', (els) => els.map((e) => e.getAttribute('data-state')));
     expect(states.length).toBeGreaterThan(0);
     expect(new Set(states)).toEqual(new Set(['closed']));
+    // A closed feed is not polled: no interval of 0 ms, and the budget's pace says nothing is polled.
+    expect(new Set(await page.$$eval('.feeds li .feed-interval', (els) => els.map((e) => e.textContent)))).toEqual(new Set(['–']));
+    expect(await page.textContent('#health .budget-interval')).toBe('not polling');
     await page.screenshot({ path: join(RESULTS_DIR, 'demo-closed.png') });
     expect(problems).toEqual([]);
   }, 40_000);
