@@ -3,7 +3,7 @@ import { Board } from './board.js';
 import { OrderBook } from './book.js';
 import { IntradayChart } from './chart.js';
 import { setOneOf, setText } from './dom.js';
-import { changePct, direction, fmtInt, fmtPct, fmtSigned, isoDate } from './format.js';
+import { changePct, chartCaption, direction, fmtInt, fmtPct, fmtSigned, isoDate } from './format.js';
 import { kstEpoch } from './replay.js';
 import { SymbolSearch, type SymbolMatch } from './search.js';
 import { StatusPanel, type ServerStatus } from './status.js';
@@ -57,7 +57,6 @@ export interface AppDeps {
 
 const DIRS = ['up', 'down', 'flat'] as const;
 const INTRADAY_PAGES = 4;
-const LIVE_HINT = '1-minute candles · today · KST';
 
 /** A replay the page shows: its day and window (`HHMMSS` KST). */
 export interface ShownReplay {
@@ -77,6 +76,8 @@ export class DemoApp {
   private client: KrxClient;
   /** The replay shown, and its clock (the last replayed change's `ts`); undefined while live. */
   private replay: { readonly shown: ShownReplay; clock: number } | undefined;
+  /** The bridge's clock less this browser's, ms, from the last live `welcome`: the page's day and hour are the bridge's. */
+  private skew = 0;
 
   /** Builds the components; nothing is subscribed until `start()`. */
   constructor(private readonly deps: AppDeps) {
@@ -88,10 +89,10 @@ export class DemoApp {
     this.chart = new IntradayChart(
       els.chart,
       (code) => this.intraday(code),
-      () => this.replay?.clock ?? Date.now(),
+      () => this.replay?.clock ?? this.now(),
       (e) => this.client.state !== 'closed' && this.notify(`chart: ${isKrxError(e) ? `${e.code}: ${e.message}` : String(e)}`),
     );
-    this.health = new StatusPanel({ pill: els.pill, panel: els.status, ...(els.market ? { market: els.market } : {}) });
+    this.health = new StatusPanel({ pill: els.pill, panel: els.status, ...(els.market ? { market: els.market } : {}) }, () => this.now());
     new SymbolSearch({ input: els.search, list: els.matches, find: (q) => deps.names.search(this.market, q), pick: (m) => this.add(m) });
     for (const b of els.marketButtons) b.addEventListener('click', () => this.switchMarket(b.value as Market));
     this.bind(this.client);
@@ -113,7 +114,7 @@ export class DemoApp {
     this.client = client;
     this.replay = replay ? { shown: replay, clock: kstEpoch(replay.date, replay.from) } : undefined;
     if (this.deps.els.chartHint)
-      setText(this.deps.els.chartHint, replay ? `1-minute candles of the replayed trades · ${isoDate(replay.date)} · KST` : LIVE_HINT);
+      setText(this.deps.els.chartHint, replay ? `1-minute candles of the replayed trades · ${isoDate(replay.date)} · KST` : this.caption());
     this.bind(client);
     this.health.connection(client.state);
     this.selected = undefined;
@@ -146,11 +147,14 @@ export class DemoApp {
       // The book's feed says why it has nothing to show (closed: not provided at this hour); the empty ladder says so too.
       if (s.channel === 'book' && s.market === this.market) this.book.explain(s.state === 'live' ? undefined : s.reason);
       if (!this.replay) this.health.feed(s);
+      this.captionChart();
     });
     client.on('state', (_prev, next) => mine() && this.health.connection(next));
     client.on('error', (e) => mine() && this.notify(`${e.code}: ${e.message}`));
-    client.on('welcome', () => {
+    client.on('welcome', (w) => {
       if (!mine()) return;
+      // A replay's welcome is stamped with the time it opened, as any; the bridge's clock is the same either way.
+      this.skew = w.ts - Date.now();
       setTimeout(() => this.ping(), 200);
       void this.pollStatus();
     });
@@ -237,6 +241,7 @@ export class DemoApp {
     // A closed client's requests fail with it: its own `error` (a refused connection) or a swap of clients already said why.
     this.chart
       .show(code, price)
+      .then(() => this.captionChart())
       .catch((e: unknown) => client.state !== 'closed' && this.notify(`chart: ${isKrxError(e) ? `${e.code}: ${e.message}` : String(e)}`));
   }
 
@@ -318,9 +323,26 @@ export class DemoApp {
   private async pollStatus(): Promise<void> {
     try {
       this.health.server(await this.deps.fetchStatus());
+      this.captionChart();
     } catch {
       // The connection pill already tells when the bridge is away.
     }
+  }
+
+  /** The time now on the bridge's clock (this browser's, corrected by the last welcome's), ms epoch. */
+  private now(): number {
+    return Date.now() + this.skew;
+  }
+
+  /** What the live chart's caption says now. */
+  private caption(): string {
+    return chartCaption(this.now(), this.health.shownFeeds());
+  }
+
+  /** Says whose day the live chart's candles are (a replay's caption is its day's). */
+  private captionChart(): void {
+    const hint = this.deps.els.chartHint;
+    if (hint !== undefined && !this.replay) setText(hint, this.caption());
   }
 
   private notify(text: string): void {

@@ -137,6 +137,26 @@ export function kstWeekdayTime(epochMs: number): string {
   return `${WEEKDAYS[d.getUTCDay()]} ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** The KST weekday and date of a moment, e.g. `Fri 27 Nov`. */
+export function kstWeekdayDate(epochMs: number): string {
+  const d = new Date(epochMs + 9 * 3600_000);
+  return `${WEEKDAYS[d.getUTCDay()]} ${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+}
+
+/**
+ * The chart's caption, which says whose day its candles are: the last
+ * session's, dated, when every feed is closed and their data is of another
+ * day than `now` (`asOf`: the weekend, say); else today's.
+ */
+export function chartCaption(now: number, feeds: readonly { state: string; asOf?: number | undefined }[]): string {
+  const closed = feeds.length > 0 && feeds.every((f) => f.state === 'closed');
+  const asOf = closed ? Math.max(...feeds.map((f) => f.asOf ?? 0)) : 0;
+  if (asOf > 0 && kstDate(asOf) !== kstDate(now)) return `1-minute candles · last session, ${kstWeekdayDate(asOf)} · KST`;
+  return '1-minute candles · today · KST';
+}
+
 /**
  * What the market marker says of the feeds' states: `Closed · opens Mon 09:00`
  * (with `· as of Fri 18:00` when the data's time is known) when every feed

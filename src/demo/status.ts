@@ -227,6 +227,11 @@ export class StatusPanel {
     this.feedList.replaceChildren(...items);
   }
 
+  /** The feeds shown (not idle): their states and the time of their data. */
+  shownFeeds(): readonly { readonly state: string; readonly asOf?: number | undefined }[] {
+    return [...this.feeds.values()].filter((f) => f.state !== 'idle');
+  }
+
   private renderMarket(feeds: readonly FeedView[]): void {
     const m = this.els.market;
     if (m === undefined) return;

@@ -89,6 +89,8 @@ describe('the demo page on a closed market', () => {
     // A closed feed is not polled: no interval of 0 ms, and the budget's pace says nothing is polled.
     expect(new Set(await page.$$eval('.feeds li .feed-interval', (els) => els.map((e) => e.textContent)))).toEqual(new Set(['–']));
     expect(await page.textContent('#health .budget-interval')).toBe('not polling');
+    // The chart's candles are Friday's, and its caption says so (the page's day is the bridge's, whatever this machine's clock).
+    await expect.poll(() => page.textContent('#chart-hint'), { timeout: 10_000 }).toBe('1-minute candles · last session, Fri 27 Nov · KST');
     await page.screenshot({ path: join(RESULTS_DIR, 'demo-closed.png') });
     expect(problems).toEqual([]);
   }, 40_000);

@@ -310,6 +310,22 @@ describe('marketMarker', () => {
   });
 });
 
+describe('the chart caption', () => {
+  it("says the candles are the last session's, dated, when every feed is closed on data of another day; else today's", async () => {
+    const { chartCaption } = await import('../../src/demo/format.js');
+    const fri = Date.parse('2026-11-27T18:00:00+09:00');
+    const satNoon = Date.parse('2026-11-28T12:00:00+09:00');
+    const friNight = Date.parse('2026-11-27T21:00:00+09:00');
+    expect(chartCaption(satNoon, [{ state: 'closed', asOf: fri }, { state: 'closed' }])).toBe('1-minute candles · last session, Fri 27 Nov · KST');
+    // Closed after the day's session: the candles are today's.
+    expect(chartCaption(friNight, [{ state: 'closed', asOf: fri }])).toBe('1-minute candles · today · KST');
+    // One feed live: not the closed market's last session.
+    expect(chartCaption(satNoon, [{ state: 'closed', asOf: fri }, { state: 'live' }])).toBe('1-minute candles · today · KST');
+    expect(chartCaption(satNoon, [{ state: 'closed' }])).toBe('1-minute candles · today · KST');
+    expect(chartCaption(satNoon, [])).toBe('1-minute candles · today · KST');
+  });
+});
+
 describe('the replay control', () => {
   const day = { date: '20261124', from: '090000', to: '153001', feeds: [{ feed: 'price.kospi' }, { feed: 'book.kospi' }] };
 
