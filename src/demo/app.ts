@@ -133,6 +133,7 @@ export class DemoApp {
       if (code === this.selected) {
         this.chart.tick(code, row);
         this.showSelectedPrice(row);
+        this.captionChart();
       }
     });
     client.on('book', (code, row, change) => {
@@ -336,7 +337,8 @@ export class DemoApp {
 
   /** What the live chart's caption says now. */
   private caption(): string {
-    return chartCaption(this.now(), this.health.shownFeeds());
+    const row = this.selected === undefined ? undefined : this.client.row('price', this.market, this.selected);
+    return chartCaption(this.now(), this.health.shownFeeds(), row?.trdTm);
   }
 
   /** Says whose day the live chart's candles are (a replay's caption is its day's). */

@@ -148,12 +148,16 @@ export function kstWeekdayDate(epochMs: number): string {
 /**
  * The chart's caption, which says whose day its candles are: the last
  * session's, dated, when every feed is closed and their data is of another
- * day than `now` (`asOf`: the weekend, say); else today's.
+ * day than `now` (`asOf`: the weekend, say); the last session's when the
+ * shown symbol's row says it has not traded today (`trdTm` 0 or 00:00:00, as
+ * in the pre-market: the upstream still answers with the last session's bars);
+ * else today's.
  */
-export function chartCaption(now: number, feeds: readonly { state: string; asOf?: number | undefined }[]): string {
+export function chartCaption(now: number, feeds: readonly { state: string; asOf?: number | undefined }[], trdTm?: string | null): string {
   const closed = feeds.length > 0 && feeds.every((f) => f.state === 'closed');
   const asOf = closed ? Math.max(...feeds.map((f) => f.asOf ?? 0)) : 0;
   if (asOf > 0 && kstDate(asOf) !== kstDate(now)) return `1-minute candles · last session, ${kstWeekdayDate(asOf)} · KST`;
+  if (trdTm !== undefined && trdTm !== null && /^0+$/.test(String(trdTm).trim())) return '1-minute candles · last session, until the day’s first trade · KST';
   return '1-minute candles · today · KST';
 }
 

@@ -26,18 +26,18 @@ let problems: string[];
 /** Loads of the chart's history the page made: `get intraday` requests of its first page (the newest bars, no `to`). */
 let intraday = 0;
 
-beforeAll(async () => {
-  demo = await clockedDemo(MONDAY_BEFORE_PREMARKET, {}, (p) =>
-    p.on('websocket', (ws) =>
-      ws.on('framesent', (f) => typeof f.payload === 'string' && f.payload.includes('"intraday"') && !f.payload.includes('"to"') && intraday++),
-    ),
-  );
-  ({ page, problems } = demo);
-}, 90_000);
-
-afterAll(() => demo?.stop());
-
 describe('the demo page across the pre-market', () => {
+  beforeAll(async () => {
+    demo = await clockedDemo(MONDAY_BEFORE_PREMARKET, {}, (p) =>
+      p.on('websocket', (ws) =>
+        ws.on('framesent', (f) => typeof f.payload === 'string' && f.payload.includes('"intraday"') && !f.payload.includes('"to"') && intraday++),
+      ),
+    );
+    ({ page, problems } = demo);
+  }, 90_000);
+
+  afterAll(() => demo?.stop());
+
   it('turns live at 08:30 and keeps its chart, asking for the history once, not again with every pre-market row', async () => {
     await page.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 10);
     // Before 08:30 the bridge has no book to show (none is provided at night, and it held none): the empty ladder says why.
@@ -59,4 +59,26 @@ describe('the demo page across the pre-market', () => {
     await page.screenshot({ path: join(RESULTS_DIR, 'demo-premarket.png') });
     expect(problems).toEqual([]);
   }, 60_000);
+});
+
+/**
+ * In the pre-market (the simulator on the KST clock, Monday 08:45), the
+ * rows are live and no symbol has traded today (their time is 00:00:00),
+ * while the intraday history is still the last session's: the chart shows
+ * those bars, and its caption says whose they are.
+ */
+describe('the demo chart in the pre-market', () => {
+  let pre: ClockedDemo;
+  beforeAll(async () => {
+    pre = await clockedDemo(Date.parse('2026-11-30T08:45:00+09:00'), { SIM_CLOCK: 'kst' });
+  }, 90_000);
+  afterAll(() => pre?.stop());
+
+  it('captions the last session’s bars as such until the day’s first trade', async () => {
+    const p = pre.page;
+    await p.waitForFunction(() => document.querySelectorAll('#board tbody tr').length === 10);
+    await p.waitForFunction(() => Number(document.querySelector('#chart')?.getAttribute('data-bars')) > 0, undefined, { timeout: 15_000 });
+    await expect.poll(() => p.textContent('#chart-hint'), { timeout: 10_000 }).toBe('1-minute candles · last session, until the day’s first trade · KST');
+    expect(pre.problems).toEqual([]);
+  }, 40_000);
 });

@@ -323,6 +323,13 @@ describe('the chart caption', () => {
     expect(chartCaption(satNoon, [{ state: 'closed', asOf: fri }, { state: 'live' }])).toBe('1-minute candles · today · KST');
     expect(chartCaption(satNoon, [{ state: 'closed' }])).toBe('1-minute candles · today · KST');
     expect(chartCaption(satNoon, [])).toBe('1-minute candles · today · KST');
+    // The pre-market: live, but the symbol has not traded today (its row's time is 00:00:00); its bars are the last session's.
+    const monPre = Date.parse('2026-11-30T08:45:00+09:00');
+    expect(chartCaption(monPre, [{ state: 'live' }], '00000000')).toBe('1-minute candles · last session, until the day’s first trade · KST');
+    expect(chartCaption(monPre, [{ state: 'live' }], '09000012')).toBe('1-minute candles · today · KST');
+    expect(chartCaption(monPre, [{ state: 'live' }], null)).toBe('1-minute candles · today · KST');
+    expect(chartCaption(monPre, [{ state: 'live' }], '0')).toBe('1-minute candles · last session, until the day’s first trade · KST');
+    expect(chartCaption(monPre, [{ state: 'live' }], '')).toBe('1-minute candles · today · KST');
   });
 });
 
