@@ -91,8 +91,8 @@ export class ReplayConnection {
   private readonly beat: NodeJS.Timeout;
   /** The client frames being answered, one after the other (a subscribe may wait for the recording's codes). */
   private turns: Promise<void> = Promise.resolve();
-  /** Client frames received and not yet answered (a subscribe waits for the state at `from`). */
-  private unanswered = 0;
+  /** Subscribes received and not yet answered (a subscribe waits for the state at `from`). */
+  private subscribing = 0;
   /** Runs while the replay holds no subscription and has none asked for: it closes the replay (`idleMs`). */
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -154,12 +154,12 @@ export class ReplayConnection {
 
   /**
    * Starts the idle timer when the replay holds no subscription and no
-   * client frame waits for its answer; stops it otherwise. A replay left
+   * subscribe waits for its answer; stops it otherwise. A replay left
    * so for `idleMs` is closed: it would hold its day's state and a replay
    * slot for nobody.
    */
   private checkIdle(): void {
-    const idle = this.unanswered === 0 && this.state.topics.size === 0 && this.state.wildcards.size === 0;
+    const idle = this.subscribing === 0 && this.state.topics.size === 0 && this.state.wildcards.size === 0;
     if (!idle || this.ended) {
       clearTimeout(this.idleTimer);
       this.idleTimer = undefined;
@@ -385,26 +385,31 @@ export class ReplayConnection {
       return this.error(rateLimited(this.limits.maxMessagesPerSecond), isBinary ? undefined : peekRequestId(bytesOf(data)));
     }
     if (isBinary) return this.error(wireError('bad_request', 'binary frames are not accepted; send JSON text'));
-    this.unanswered++;
-    this.checkIdle();
+    const parsed = parseClientFrame(bytesOf(data).toString('utf8'));
+    // Only a subscribe asks for something to play: pings and the rest keep the socket alive, not the replay.
+    const subscribe = parsed.ok && parsed.msg.op === 'subscribe';
+    if (subscribe) {
+      this.subscribing++;
+      this.checkIdle();
+    }
     this.turns = this.turns
-      .then(() => this.answer(data))
+      .then(() => this.answer(parsed))
       .catch((err: unknown) => {
         this.opts.logger.error({ err: (err as Error).message }, 'replay request failed');
         this.error(wireError('internal', 'an unexpected server error occurred'));
       })
       .finally(() => {
-        this.unanswered--;
+        // An unsubscribe may have left nothing held; a running timer is never put back by this.
+        if (subscribe) this.subscribing--;
         this.checkIdle();
       });
   }
 
   /** Answers one client frame, after the answers to the frames before it. */
-  private async answer(data: RawData): Promise<void> {
+  private async answer(parsed: ReturnType<typeof parseClientFrame>): Promise<void> {
     // Answers wait for the state at `from`: a subscribe gets the snapshots as they stood then.
     await this.ready;
     if (this.ended) return;
-    const parsed = parseClientFrame(bytesOf(data).toString('utf8'));
     if (!parsed.ok) return this.error(parsed.error, parsed.id);
     const m = parsed.msg;
     const st = this.state;
