@@ -72,6 +72,16 @@ function bytesOf(data: RawData): Buffer {
 /** The reason of the `stale` status a replay gives each feed where the recording stops (the bridge stopped, crashed, or in a cluster no longer polled). */
 export const NOT_RECORDED = 'not recorded: the bridge was not recording';
 
+/** The `ts` of a recorded status frame; undefined when the frame is not JSON with a numeric `ts` (a recording's status is kept as text). */
+function statusTs(frame: string): number | undefined {
+  try {
+    const ts = (JSON.parse(frame) as { ts?: unknown } | null)?.ts;
+    return typeof ts === 'number' ? ts : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One replay connection. */
 export class ReplayConnection {
   private readonly state = new ReplayState();
@@ -324,8 +334,8 @@ export class ReplayConnection {
     const st = this.state;
     for (const [feed, had] of st.statuses) {
       const [channel, market] = feed.split('.') as [Channel, Market];
-      const since = (JSON.parse(had) as { ts?: unknown }).ts;
-      const ts = typeof since === 'number' && since > t ? since : t;
+      const since = statusTs(had);
+      const ts = since !== undefined && since > t ? since : t;
       const frame = statusFrame({ market, channel, state: 'stale', intervalMs: 0, reason: NOT_RECORDED, ts });
       st.statuses.set(feed, frame);
       if (playing && st.wantsFeed(feed)) this.outbox.send(frame);
