@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { Channel, Market } from '../protocol/constants.js';
 import type { ChangeEvent, StateStore, TopicEntry } from '../state/store.js';
 import { frameBytes } from '../state/change.js';
+import { ByteBuilder } from '../bytes.js';
 import { LineBuffer } from './lines.js';
 import { FILES } from './load.js';
 import type { FeedRecord, TopicRecord } from './records.js';
@@ -95,12 +96,13 @@ export class StateJournal {
   /** The codes whose rows are to be written, per feed (`channel.market`). */
   private dirtyTopics = new Map<string, DirtyCodes>();
   /**
-   * Lines of the patch frames to be written, in the order they came, made
-   * as each batch comes (its frames' bytes copied, not held): the feed and
-   * code of each are kept beside them.
+   * The patch frames to be written, in the order they came: their bytes
+   * copied as each batch comes (a view held until the write would keep the
+   * batch's whole buffer), where each ends, and the feed and code of each.
+   * Their lines (checksums) are made at the write, off the poll's path.
    */
-  private frames = new LineBuffer();
-  private frameCount = 0;
+  private frames = new ByteBuilder();
+  private frameEnds: number[] = [];
   private frameFeeds: DirtyCodes[] = [];
   private frameCodes: string[] = [];
   /**
@@ -153,9 +155,9 @@ export class StateJournal {
     const max = this.opts.maxFrames ?? 65_536;
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
-      if (e.kind === 'patch' && chain.get(e.topic) === e.seq - 1 && this.frameCount < max && !d.codes.has(e.code)) {
-        this.frames.addJson(frameBytes(e));
-        this.frameCount++;
+      if (e.kind === 'patch' && chain.get(e.topic) === e.seq - 1 && this.frameEnds.length < max && !d.codes.has(e.code)) {
+        this.frames.bytes(frameBytes(e));
+        this.frameEnds.push(this.frames.length);
         this.frameFeeds.push(d);
         this.frameCodes.push(e.code);
       } else d.codes.add(e.code);
@@ -175,7 +177,7 @@ export class StateJournal {
   private clearQueued(): void {
     this.dirtyTopics = new Map();
     this.frames.take();
-    this.frameCount = 0;
+    this.frameEnds = [];
     this.frameFeeds = [];
     this.frameCodes = [];
     this.dirtyFeeds.clear();
@@ -236,7 +238,7 @@ export class StateJournal {
     }
     const due = this.now() - this.lastCompact >= (this.opts.compactMs ?? 600_000) || this.journalBytes > this.compactionBytes;
     if (due) return this.run(() => this.compact());
-    if (this.dirtyTopics.size === 0 && this.frameCount === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
+    if (this.dirtyTopics.size === 0 && this.frameEnds.length === 0 && this.dirtyFeeds.size === 0) return Promise.resolve();
     return this.run(() => this.append());
   }
 
@@ -292,8 +294,8 @@ export class StateJournal {
   private async append(): Promise<void> {
     const lines = new LineBuffer();
     const rows = this.dirtyTopics;
-    const { frameFeeds, frameCodes } = this;
-    let n = this.frameCount;
+    const { frameFeeds, frameCodes, frameEnds } = this;
+    let n = frameEnds.length;
     for (const { channel, market, codes } of rows.values()) {
       n += codes.size;
       for (const code of codes) {
@@ -301,17 +303,18 @@ export class StateJournal {
         if (e !== undefined) this.addTopic(lines, e, channel, market);
       }
     }
+    const raw = this.frames.take();
+    for (let i = 0, s = 0; i < frameEnds.length; s = frameEnds[i++]!) lines.addJson(raw.subarray(s, frameEnds[i]));
     for (const key of this.dirtyFeeds) {
       const f = this.feeds.get(key);
       if (f !== undefined) lines.add(f);
     }
     const feeds = [...this.dirtyFeeds];
-    const frameLines = this.frames.take();
     this.clearQueued();
     const bytes = lines.take();
     try {
       this.journal ??= await open(join(this.opts.dir, FILES.journal), 'a');
-      await this.journal.writev([bytes, frameLines]);
+      await this.journal.write(bytes);
       await this.journal.datasync();
     } catch (err) {
       // The next write opens the file again.
@@ -323,7 +326,7 @@ export class StateJournal {
       for (const key of feeds) this.dirtyFeeds.add(key);
       throw err;
     }
-    this.journalBytes += bytes.length + frameLines.length;
+    this.journalBytes += bytes.length;
     this.written += n;
   }
 
