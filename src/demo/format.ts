@@ -137,6 +137,12 @@ export function kstWeekdayTime(epochMs: number): string {
   return `${WEEKDAYS[d.getUTCDay()]} ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
 }
 
+/** When every feed is closed: the time of their newest data (0 when none says); undefined when some feed is not closed, or none is shown. */
+function closedAsOf(feeds: readonly { state: string; asOf?: number | undefined }[]): number | undefined {
+  if (feeds.length === 0 || feeds.some((f) => f.state !== 'closed')) return undefined;
+  return Math.max(...feeds.map((f) => f.asOf ?? 0));
+}
+
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** The KST weekday and date of a moment, e.g. `Fri 27 Nov`. */
@@ -154,8 +160,7 @@ export function kstWeekdayDate(epochMs: number): string {
  * else today's.
  */
 export function chartCaption(now: number, feeds: readonly { state: string; asOf?: number | undefined }[], trdTm?: string | null): string {
-  const closed = feeds.length > 0 && feeds.every((f) => f.state === 'closed');
-  const asOf = closed ? Math.max(...feeds.map((f) => f.asOf ?? 0)) : 0;
+  const asOf = closedAsOf(feeds) ?? 0;
   if (asOf > 0 && kstDate(asOf) !== kstDate(now)) return `1-minute candles · last session, ${kstWeekdayDate(asOf)} · KST`;
   if (trdTm !== undefined && trdTm !== null && /^0+$/.test(String(trdTm).trim())) return '1-minute candles · last session, until the day’s first trade · KST';
   return '1-minute candles · today · KST';
@@ -167,9 +172,9 @@ export function chartCaption(now: number, feeds: readonly { state: string; asOf?
  * shown is closed, undefined otherwise.
  */
 export function marketMarker(feeds: readonly { state: string; opensAt?: number | undefined; asOf?: number | undefined }[]): string | undefined {
-  if (feeds.length === 0 || feeds.some((f) => f.state !== 'closed')) return undefined;
+  const asOf = closedAsOf(feeds);
+  if (asOf === undefined) return undefined;
   const opens = Math.min(...feeds.map((f) => f.opensAt ?? Infinity));
-  const asOf = Math.max(...feeds.map((f) => f.asOf ?? 0));
   return `Closed${Number.isFinite(opens) ? ` · opens ${kstWeekdayTime(opens)}` : ''}${asOf > 0 ? ` · as of ${kstWeekdayTime(asOf)}` : ''}`;
 }
 
