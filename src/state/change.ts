@@ -1,5 +1,6 @@
 import type { PatchOp } from '../protocol/messages.js';
 import type { Row } from '../upstream/normalise.js';
+import type { FrameChunk } from './valueframes.js';
 
 /**
  * The change events the store produces: what changed, and the frame every
@@ -45,8 +46,8 @@ export function frameBytes(e: ChangeEvent): Buffer {
 export class Change implements ChangeEvent {
   private text: string | undefined;
   private encoded: Buffer | undefined;
-  /** Where a frame written as bytes is: `[start, end)` of `chunk`, a buffer shared by the frames of one batch. */
-  private chunk: Buffer | undefined = undefined;
+  /** Where a frame written as bytes is: `[start, end)` of `chunk`'s buffer, shared by the frames of one batch. */
+  private chunk: FrameChunk | undefined = undefined;
   private start = 0;
   private end = 0;
 
@@ -65,8 +66,8 @@ export class Change implements ChangeEvent {
     this.encoded = undefined;
   }
 
-  /** A patch whose frame was written as the UTF-8 bytes `[start, end)` of `chunk` (not to be written again). */
-  static written(topic: string, code: string, seq: number, row: Row, crc: number, chunk: Buffer, start: number, end: number): Change {
+  /** A patch whose frame was written as the UTF-8 bytes `[start, end)` of `chunk`'s buffer (not to be written again). */
+  static written(topic: string, code: string, seq: number, row: Row, crc: number, chunk: FrameChunk, start: number, end: number): Change {
     const c = new Change(topic, code, seq, 'patch', '', row, crc);
     c.text = undefined;
     c.chunk = chunk;
@@ -77,7 +78,7 @@ export class Change implements ChangeEvent {
 
   /** The serialised message. */
   get frame(): string {
-    return (this.text ??= this.chunk!.toString('utf8', this.start, this.end));
+    return (this.text ??= this.chunk!.buf.toString('utf8', this.start, this.end));
   }
 
   /** The operations, for patches (undefined for snapshots). */
@@ -88,6 +89,6 @@ export class Change implements ChangeEvent {
 
   /** The frame's UTF-8 bytes (one Buffer for every recipient). */
   get bytes(): Buffer {
-    return (this.encoded ??= this.chunk !== undefined ? this.chunk.subarray(this.start, this.end) : Buffer.from(this.text!));
+    return (this.encoded ??= this.chunk !== undefined ? this.chunk.buf.subarray(this.start, this.end) : Buffer.from(this.text!));
   }
 }

@@ -31,7 +31,7 @@ export interface TopicEntry extends RingPlace {
   /** When the response that produced the latest change arrived (ms epoch). */
   ts: number;
   /** When the latest response that carried this row arrived (ms epoch). */
-  seenTs: number;
+  readonly seenTs: number;
   /** CRC-32 of the canonical latest row. */
   crc: number;
   /**
@@ -110,29 +110,60 @@ function laidPatchFrame(e: TopicEntry, seq: number, tsPart: string, body: string
 }
 
 /**
- * A topic's entry with every field the store may set later already in
- * place: entries made one way have one hidden class with all their fields
- * in the object, where a field added later would live in a separate
- * property array, one more place in memory for a change to reach.
+ * When the topics of a feed were last carried by a whole list at once:
+ * an `apply` that visits only the rows that changed (its read lines up
+ * with the last, see `StateStore.apply`) does not touch the others'
+ * entries, and notes here instead that every entry in `order` was seen.
  */
-function newEntry(topic: string, code: string, row: Row, seq: number, ts: number, crc: number, layout: RowLayout | undefined): TopicEntry {
-  return {
-    topic,
-    code,
-    row,
-    seq,
-    ts,
-    seenTs: ts,
-    crc,
-    rings: undefined,
-    ring: undefined,
-    ringHead: 0,
-    ringSize: 0,
-    ringLast: 0,
-    snap: undefined,
-    layout,
-    patchHead: undefined,
-  };
+interface ListSeen {
+  /** The entry of each position of the last list applied. */
+  readonly order: (Entry | undefined)[];
+  /** The `apply` (counted per feed) that carried the whole of `order`, 0 for none since `settle`. */
+  gen: number;
+  /** Its time. */
+  ts: number;
+}
+
+/**
+ * A topic's entry, every field the store may set later already in place
+ * (one hidden class, every field in the object, where a field added later
+ * would live in a separate property array, one more place in memory for a
+ * change to reach). Its `seenTs` is its own, or its feed's last whole
+ * list's when that is later.
+ */
+class Entry implements TopicEntry {
+  rings: ReplayRings | undefined = undefined;
+  ring: number | undefined = undefined;
+  ringHead = 0;
+  ringSize = 0;
+  ringLast = 0;
+  snap: { seq: number; tail: string } | undefined = undefined;
+  patchHead: string | undefined = undefined;
+  /** When a response last carried this row, as the store last set it here. */
+  seen: number;
+  /** The feed's `apply` that set `seen`. */
+  seenGen = 0;
+  /** Its position in the feed's last list (`ListSeen.order`), when it is there. */
+  pos = -1;
+
+  constructor(
+    readonly topic: string,
+    readonly code: string,
+    public row: Row,
+    public seq: number,
+    public ts: number,
+    public crc: number,
+    public layout: RowLayout | undefined,
+    private readonly list: ListSeen,
+  ) {
+    this.seen = ts;
+  }
+
+  /** When the latest response that carried this row arrived (ms epoch). */
+  get seenTs(): number {
+    const l = this.list;
+    return l.gen > this.seenGen && l.order[this.pos] === this ? l.ts : this.seen;
+  }
 }
 
 /** A new random epoch id. */
@@ -141,8 +172,8 @@ export function newEpoch(): string {
 }
 
 /** The topics of one feed, their replay rings, the layouts of its rows, and where each code stood in the last response. */
-interface FeedState {
-  readonly entries: Map<string, TopicEntry>;
+interface FeedState extends ListSeen {
+  readonly entries: Map<string, Entry>;
   readonly rings: ReplayRings;
   readonly layouts: Layouts;
   /**
@@ -150,7 +181,28 @@ interface FeedState {
    * comes in the same order poll after poll, so a code is usually found
    * where it was, with no hash lookup of a freshly parsed string.
    */
-  readonly order: (TopicEntry | undefined)[];
+  readonly order: (Entry | undefined)[];
+  /** `apply` calls made. */
+  applies: number;
+  /**
+   * Whether each position of `order` holds an entry of its own whose row
+   * is the last list's row object there (or none, for a row without a
+   * code): a row that is the same object again then changes nothing. Not
+   * so when a code comes twice in a list, or a row was kept from an equal
+   * one.
+   */
+  coherent: boolean;
+  /** The reader, the read and the key field of the last `apply`'s rows (`ListDelta`); no reader when it had no delta. */
+  lastReader: object | undefined;
+  lastRead: number;
+  lastKey: string;
+}
+
+/** What one `apply` call gathers as it goes. */
+interface Applying {
+  readonly events: ChangeEvent[];
+  tsPart: string | undefined;
+  frames: ValueFrames | undefined;
 }
 
 /** State of every topic, grouped by feed. */
@@ -191,6 +243,7 @@ export class StateStore {
   mirror(channel: Channel, market: Market, c: RemoteChange): MirrorOutcome {
     const feed = this.feed(channel, market);
     const e = feed.entries.get(c.code);
+    feed.lastReader = undefined;
     if (e !== undefined && c.seq <= e.seq) return { kind: 'duplicate' };
     if (c.kind === 'snapshot') {
       if (c.row === undefined) return { kind: 'gap' };
@@ -204,7 +257,8 @@ export class StateStore {
     e.layout = undefined;
     e.seq = c.seq;
     e.ts = c.ts;
-    e.seenTs = c.ts;
+    e.seen = c.ts;
+    e.seenGen = ++feed.applies;
     e.crc = c.crc;
     // The frame as the leader made it: made again from this process's rows, whose key order an added field can change, its operations could come in another order.
     this.ringOf(e, feed).push(e, c.seq, c.frame);
@@ -219,7 +273,8 @@ export class StateStore {
   load(channel: Channel, market: Market, code: string, p: PersistedEntry, frames: readonly (readonly [number, string])[] = []): TopicEntry {
     const feed = this.feed(channel, market);
     const old = feed.entries.get(code);
-    const e = newEntry(topicOf(channel, market, code), code, p.row, p.seq, p.ts, p.crc, undefined);
+    this.settle(feed);
+    const e = new Entry(topicOf(channel, market, code), code, p.row, p.seq, p.ts, p.crc, undefined, feed);
     // The topic's ring, if it had one, is its again, emptied.
     if (old?.ring !== undefined) {
       feed.rings.clear(old);
@@ -239,6 +294,7 @@ export class StateStore {
     feed.entries.set(code, e);
     // The entry object changed: positions remembered from the last list may point to the old one.
     feed.order.length = 0;
+    feed.lastReader = undefined;
     return e;
   }
 
@@ -262,68 +318,138 @@ export class StateStore {
    */
   apply(channel: Channel, market: Market, rows: readonly Row[], ts: number, keyField = 'isuSrtCd', delta?: ListDelta): ChangeBatch {
     const feed = this.feed(channel, market);
-    const { entries, layouts, order } = feed;
-    const events: ChangeEvent[] = [];
-    let tsPart: string | undefined;
-    let frames: ValueFrames | undefined;
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i]!;
-      let e = order[i];
-      // The very row object stored at this place last time (the reader found the same bytes): only its time changes.
-      if (e !== undefined && e.row === row) {
-        e.seenTs = ts;
-        continue;
+    const gen = ++feed.applies;
+    const out: Applying = { events: [], tsPart: undefined, frames: undefined };
+    const order = feed.order;
+    if (
+      delta !== undefined &&
+      delta.aligned &&
+      feed.coherent &&
+      feed.lastReader === delta.reader &&
+      feed.lastRead === delta.read - 1 &&
+      feed.lastKey === keyField &&
+      feed.order.length === rows.length
+    ) {
+      // The rows are the last apply's, position by position, but for those the reader lists as changed: only those are visited.
+      const n = delta.changedRows;
+      for (let k = 0; k < n; k++) this.applyRow(channel, market, feed, gen, rows, delta.changedRow(k), ts, keyField, delta, out);
+      feed.gen = gen;
+      feed.ts = ts;
+      for (let k = 0; k < n; k++) {
+        const i = delta.changedRow(k);
+        if (order[i] !== undefined && order[i]!.row !== rows[i]) feed.coherent = false;
       }
-      const code = row[keyField];
-      if (typeof code !== 'string' || code.length === 0) continue;
-      if (e === undefined || e.code !== code) {
-        e = entries.get(code);
-        if (e === undefined) {
-          const layout = layouts.of(row);
-          e = newEntry(topicOf(channel, market, code), code, row, 1, ts, shapedChecksum(row, layout), layout);
-          entries.set(code, e);
-          order[i] = e;
-          events.push(new Change(e.topic, code, 1, 'snapshot', this.snapshot(e), row, e.crc));
-          continue;
-        }
-        order[i] = e;
-      }
-      e.seenTs = ts;
-      const prev = e.row;
-      if (row === prev) continue;
-      const layout = (e.layout ??= layouts.of(prev));
-      if (delta !== undefined && delta.changedCount(i) > 0 && delta.base(i) === prev) {
-        events.push(this.changedValues(e, feed, row, layout, delta, i, ts, (frames ??= new ValueFrames(channel, market, ts))));
-        continue;
-      }
-      const n = diffLaid(prev, row, layout);
-      if (n === 0) {
-        // Equal, key for key and in the same order: keep the newer object, so the next read of the same bytes finds it stored.
-        e.row = row;
-        continue;
-      }
-      let ops: PatchOp[] | undefined;
-      let frame: string | undefined;
-      if (n > 0) {
-        // Same keys in the same order: the changed fields are known, and so are their fragments.
-        e.crc = shapedChecksum(row, layout);
-        const body = laidOpsJson(row, layout, n);
-        if (body !== undefined) frame = laidPatchFrame(e, e.seq + 1, (tsPart ??= patchTsPart(ts)), body, e.crc);
-        else ops = diffRows(prev, row);
-      } else {
-        ops = diffRows(prev, row);
-        if (ops.length === 0) continue;
-        e.layout = layouts.of(row);
-        e.crc = shapedChecksum(row, e.layout);
-      }
-      e.row = row;
-      e.seq++;
-      e.ts = ts;
-      frame ??= plainPatchFrame(e.topic, e.seq, ts, ops!, e.crc);
-      this.ringOf(e, feed).pushRows(e, e.seq, ts, prev, row);
-      events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
+    } else {
+      this.settle(feed);
+      for (let i = 0; i < rows.length; i++) this.applyRow(channel, market, feed, gen, rows, i, ts, keyField, delta, out);
+      order.length = rows.length;
+      let coherent = true;
+      // Each entry at one position only (its last), holding that position's row.
+      for (let i = 0; i < rows.length && coherent; i++) coherent = order[i] === undefined || (order[i]!.row === rows[i] && order[i]!.pos === i);
+      feed.coherent = coherent;
     }
-    return { channel, market, ts, events };
+    out.frames?.finish();
+    feed.lastReader = delta?.reader;
+    feed.lastRead = delta?.read ?? 0;
+    feed.lastKey = keyField;
+    return { channel, market, ts, events: out.events };
+  }
+
+  /**
+   * Makes the entries that lazily took the time of the feed's last whole
+   * list (`ListSeen`) hold it themselves, before `order` changes.
+   */
+  private settle(feed: FeedState): void {
+    if (feed.gen === 0) return;
+    const order = feed.order;
+    for (let i = 0; i < order.length; i++) {
+      const e = order[i];
+      if (e !== undefined && e.pos === i && feed.gen > e.seenGen) {
+        e.seen = feed.ts;
+        e.seenGen = feed.gen;
+      }
+    }
+    feed.gen = 0;
+  }
+
+  /** Applies row `i` of `rows` (apply `gen` of the feed), adding its event, if any, to `out`. */
+  private applyRow(
+    channel: Channel,
+    market: Market,
+    feed: FeedState,
+    gen: number,
+    rows: readonly Row[],
+    i: number,
+    ts: number,
+    keyField: string,
+    delta: ListDelta | undefined,
+    out: Applying,
+  ): void {
+    const { entries, layouts, order } = feed;
+    const row = rows[i]!;
+    let e = order[i];
+    // The very row object stored at this place last time (the reader found the same bytes): only its time changes.
+    if (e !== undefined && e.row === row) {
+      e.seen = ts;
+      e.seenGen = gen;
+      e.pos = i;
+      return;
+    }
+    const code = row[keyField];
+    if (typeof code !== 'string' || code.length === 0) {
+      order[i] = undefined;
+      return;
+    }
+    if (e === undefined || e.code !== code) {
+      e = entries.get(code);
+      if (e === undefined) {
+        const layout = layouts.of(row);
+        e = new Entry(topicOf(channel, market, code), code, row, 1, ts, shapedChecksum(row, layout), layout, feed);
+        e.seenGen = gen;
+        entries.set(code, e);
+        order[i] = e;
+        e.pos = i;
+        out.events.push(new Change(e.topic, code, 1, 'snapshot', this.snapshot(e), row, e.crc));
+        return;
+      }
+      order[i] = e;
+    }
+    e.pos = i;
+    e.seen = ts;
+    e.seenGen = gen;
+    const prev = e.row;
+    if (row === prev) return;
+    const layout = (e.layout ??= layouts.of(prev));
+    if (delta !== undefined && delta.changedCount(i) > 0 && delta.base(i) === prev) {
+      out.events.push(this.changedValues(e, feed, row, layout, delta, i, ts, (out.frames ??= new ValueFrames(channel, market, ts, delta))));
+      return;
+    }
+    const n = diffLaid(prev, row, layout);
+    if (n === 0) {
+      // Equal, key for key and in the same order: keep the newer object, so the next read of the same bytes finds it stored.
+      e.row = row;
+      return;
+    }
+    let ops: PatchOp[] | undefined;
+    let frame: string | undefined;
+    if (n > 0) {
+      // Same keys in the same order: the changed fields are known, and so are their fragments.
+      e.crc = shapedChecksum(row, layout);
+      const body = laidOpsJson(row, layout, n);
+      if (body !== undefined) frame = laidPatchFrame(e, e.seq + 1, (out.tsPart ??= patchTsPart(ts)), body, e.crc);
+      else ops = diffRows(prev, row);
+    } else {
+      ops = diffRows(prev, row);
+      if (ops.length === 0) return;
+      e.layout = layouts.of(row);
+      e.crc = shapedChecksum(row, e.layout);
+    }
+    e.row = row;
+    e.seq++;
+    e.ts = ts;
+    frame ??= plainPatchFrame(e.topic, e.seq, ts, ops!, e.crc);
+    this.ringOf(e, feed).pushRows(e, e.seq, ts, prev, row);
+    out.events.push(new Change(e.topic, code, e.seq, 'patch', frame, row, e.crc, ops));
   }
 
   /**
@@ -332,10 +458,11 @@ export class StateStore {
    * checksum and its patch frame are made from those values' bytes in the
    * body, byte for byte what `apply` makes of them otherwise.
    */
-  private changedValues(e: TopicEntry, feed: FeedState, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
-    e.crc = textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
+  private changedValues(e: Entry, feed: FeedState, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
+    const crc = d.checksum(i, layout);
+    e.crc = crc >= 0 ? crc : textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
     const seq = e.seq + 1;
-    const at = frames.write(e.code, seq, e.crc, layout, d, i);
+    const at = frames.write(e.code, seq, e.crc, layout, i);
     const change =
       at >= 0
         ? Change.written(e.topic, e.code, seq, row, e.crc, frames.chunk, at, frames.end)
@@ -418,7 +545,7 @@ export class StateStore {
   }
 
   /** The rings of `e`'s feed, a ring of its own added there on its first change. */
-  private ringOf(e: TopicEntry, feed: FeedState): ReplayRings {
+  private ringOf(e: Entry, feed: FeedState): ReplayRings {
     if (e.ring === undefined) {
       e.rings = feed.rings;
       feed.rings.add(e);
@@ -430,7 +557,19 @@ export class StateStore {
     const key = feedOf(channel, market);
     let f = this.feeds.get(key);
     if (!f) {
-      f = { entries: new Map(), rings: new ReplayRings(this.ringSize), layouts: new Layouts(), order: [] };
+      f = {
+        entries: new Map(),
+        rings: new ReplayRings(this.ringSize),
+        layouts: new Layouts(),
+        order: [],
+        gen: 0,
+        ts: 0,
+        applies: 0,
+        coherent: false,
+        lastReader: undefined,
+        lastRead: 0,
+        lastKey: '',
+      };
       this.feeds.set(key, f);
     }
     return f;

@@ -1,9 +1,10 @@
 import type { ListSpec, ResponseSpec } from './catalogue.js';
 import type { FieldTable } from './fields.js';
 import { Generation, ListDelta } from './generation.js';
+import { C, K, LAYOUT_BYTES, LAYOUT_SLOTS, ListKernel, R, RUN, S, type Region } from './kernel/kernel.js';
 import { FieldLayouts, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
 import { MAX_ISSUES, normaliseRow, normaliseTop, type Normalised, type Row, type RowIssue, type Scalar } from './normalise.js';
-import { FieldScan, compositeEnd, firstArray, integerEnd, numberGoesOn, scalarEnd, skipWs, type ScannedInteger } from './scan.js';
+import { FieldScan, compositeEnd, firstArray, skipWs } from './scan.js';
 
 /**
  * Incremental reading of a list body that is polled again and again (the
@@ -51,6 +52,16 @@ function sameView(a: DataView<ArrayBufferLike>, ai: number, b: DataView<ArrayBuf
 const SENTINEL = '\u0000krx-bridge-list\u0000';
 const SENTINEL_JSON = JSON.stringify(SENTINEL);
 
+/**
+ * An integer read from the kernel's f64 values, small ones as int32: a
+ * double taken from a `Float64Array` and stored in an object is boxed (a
+ * heap number of its own) unless it is made an int32 first, while
+ * `JSON.parse` stores small integers unboxed.
+ */
+function integer(v: number): number {
+  return v >= -1_073_741_824 && v <= 1_073_741_823 ? v | 0 : v;
+}
+
 /** How many values of a parsed JSON value are the sentinel string. */
 function sentinels(v: unknown): number {
   let n = 0;
@@ -65,23 +76,31 @@ function sentinels(v: unknown): number {
 
 /**
  * Reads successive list bodies of one endpoint (one call site: the same
- * path and parameters each time), remembering the last one. Not for
+ * path and parameters each time), remembering the last one. The byte work
+ * (finding each row, comparing it with the last body's, reading changed
+ * integers) is the kernel's (`kernel/`); what it leaves (a row read whole,
+ * a changed value that is not an integer) is read here. Not for
  * concurrent reads.
  */
 export class ListReader {
+  private readonly kernel = new ListKernel();
   private last: Generation | undefined;
-  private spare = new Generation();
+  private spare = new Generation(this.kernel);
   private readonly scan = new FieldScan();
-  private readonly layouts = new FieldLayouts();
+  private layouts = new FieldLayouts();
+  /** Field layouts by their id in the kernel's table, and ids by layout. */
+  private layoutById: FieldLayout[] = [];
+  private readonly layoutIds = new Map<FieldLayout, number>();
+  private readonly layoutTable: Region = this.kernel.alloc(LAYOUT_SLOTS * LAYOUT_BYTES);
   private spec: ResponseSpec | undefined;
   /** The position in the last read that the next row is compared with. */
   private cursor = 0;
   /** Positions of the last read's codes, made when a row has moved. */
   private codes: Map<Scalar, number> | undefined;
-  /** Changed values of the row being read, at their field index; `KEEP` elsewhere. */
+  /** Reads made. */
+  private reads = 0;
+  /** Changed values of the row being made, at their field index; `KEEP` elsewhere. */
   private readonly values: unknown[] = new Array<unknown>(64).fill(KEEP);
-  /** The value `integerEnd` read last. */
-  private readonly int: ScannedInteger = { value: 0 };
 
   /** Whether bodies of `spec` can be read incrementally: a list of object rows. */
   static handles(spec: ResponseSpec): boolean {
@@ -98,11 +117,18 @@ export class ListReader {
     if (list === undefined || typeof list.row === 'string') return { ok: false, reason: 'envelope' };
     if (spec !== this.spec) this.last = undefined;
     this.spec = spec;
+    // Layouts that keep changing have filled the kernel's table: start again from it empty, and from no last read.
+    if (this.layoutById.length >= LAYOUT_SLOTS) {
+      this.layoutById = [];
+      this.layoutIds.clear();
+      this.layouts = new FieldLayouts();
+      this.last = undefined;
+    }
     const end = bytes.length;
     const open = bytes[skipWs(bytes, 0, end)] === 0x7b ? firstArray(bytes, 0, end) : -1;
     if (open < 0) return { ok: false, reason: 'envelope' };
     const next = this.spare;
-    next.reset(bytes);
+    next.reset(bytes, this.last, ++this.reads);
     this.cursor = 0;
     this.codes = undefined;
     const close = this.rows(bytes, open, list, next);
@@ -117,157 +143,201 @@ export class ListReader {
     const top = normaliseTop(spec, body);
     if (!top.ok || top.value.list !== SENTINEL || sentinels(body) !== 1) return { ok: false, reason: 'envelope' };
     next.trim();
-    this.spare = this.last ?? new Generation();
+    this.spare = this.last ?? new Generation(this.kernel);
     this.last = next;
     return { ok: true, value: this.result(list, top.value.data, top.value.issues, next) };
   }
 
-  /** Reads the rows of the list whose `[` is at `open`; returns the index of its `]`, `FAIL`, or -2 for an element that is not an object. */
+  /**
+   * Reads the rows of the list whose `[` is at `open`: the kernel reads
+   * what it can, the rest is read here, until the list's `]`. Returns the
+   * index of the `]`, `FAIL`, or -2 for an element that is not an object.
+   */
   private rows(b: Buffer, open: number, list: ListSpec, next: Generation): number {
-    const end = b.length;
-    let p = skipWs(b, open + 1, end);
-    if (b[p] === 0x5d) return p;
+    const k = this.kernel;
+    const c = k.ctl;
+    const last = this.last;
+    next.toControl(last);
+    let i32 = k.i32;
+    i32[c + C.LAYOUTS] = this.layoutTable.at;
+    i32[c + C.P] = skipWs(b, open + 1, b.length);
+    i32[c + C.J] = 0;
+    i32[c + C.PHASE] = 0;
     for (;;) {
-      // After a comma: `]` is a trailing comma (not JSON), anything else but a row an element this reader does not read.
-      if (b[p] !== 0x7b) return b[p] === 0x5d ? FAIL : -2;
-      p = this.row(b, p, list, next);
-      if (p < 0) return p;
-      p = skipWs(b, p, end);
-      if (b[p] === 0x5d) return p;
-      if (b[p] !== 0x2c) return FAIL;
-      p = skipWs(b, p + 1, end);
+      const from = next.count;
+      const listed = next.changedRowCount;
+      const r = k.run();
+      next.fromControl();
+      i32 = k.i32;
+      this.cursor = i32[c + C.J]!;
+      let at = i32[c + C.P]!;
+      const bad = this.made(b, next, from, listed);
+      if (bad >= 0 || r === RUN.STOP) next.aligned = false;
+      if (bad >= 0) {
+        // A changed value the normaliser refuses: that row is read whole, and the rows the kernel read after it again.
+        at = next.rec(bad, R.START);
+        this.cursor = next.rec(bad, R.BASE);
+        next.used = next.rec(bad, R.FIELD_AT);
+        next.changes = next.rec(bad, R.CHANGED_AT);
+        next.count = bad;
+      } else if (r === RUN.END) return at;
+      else if (r === RUN.FAIL) return FAIL;
+      else if (r === RUN.NOT_OBJECT) return -2;
+      else if (r === RUN.SPACE) {
+        next.room();
+        next.toControl(last);
+        k.i32[c + C.LAYOUTS] = this.layoutTable.at;
+        continue;
+      }
+      // A row the kernel left (RUN.STOP), or the refused one: read whole here, then the kernel goes on after it.
+      const e = this.whole(b, at, list, next);
+      if (e < 0) return e;
+      next.toControl(last);
+      i32 = k.i32;
+      i32[c + C.LAYOUTS] = this.layoutTable.at;
+      i32[c + C.P] = e;
+      i32[c + C.J] = this.cursor;
+      i32[c + C.PHASE] = 1;
     }
   }
 
-  /** Reads the row at `s`: the same as last time, a few values changed, or whole. Returns its end. */
-  private row(b: Buffer, s: number, list: ListSpec, next: Generation): number {
+  /**
+   * Makes the rows of the records the kernel wrote from `from` on (and of
+   * the changed rows it listed from `listed` on): a row with the last
+   * read's bytes is the last read's row; a row with values changed is its
+   * base with those values. Returns the first row whose changed value the
+   * normaliser refuses (to be read whole), or -1.
+   */
+  private made(b: Buffer, next: Generation, from: number, listed: number): number {
     const last = this.last;
-    const j = this.cursor;
-    if (last !== undefined && j < last.count) {
-      const ls = last.start[j]!;
-      const len = last.end[j]! - ls;
-      if (s + len <= b.length && sameView(next.view, s, last.view, ls, len)) {
-        this.same(s, len, last, j, next);
-        return s + len;
+    if (last === undefined) return -1;
+    const rows = next.rows;
+    const lrows = last.rows;
+    const i32 = this.kernel.i32;
+    if (next.aligned) {
+      // Every row so far was read against the last read's row at its position: those rows, then the changed ones made.
+      for (let q = from; q < next.count; q++) rows[q] = lrows[q]!;
+      const list = next.changedRows!.at >> 2;
+      for (let k = listed; k < next.changedRowCount; k++) {
+        const q = i32[list + k]!;
+        if (!this.make(b, next, last, q)) return q;
       }
-      const layout = last.layouts[j];
-      if (layout !== undefined) {
-        const e = this.changed(b, s, last, j, layout, next);
-        if (e > 0) {
-          this.cursor++;
-          return e;
+      return -1;
+    }
+    const recs = next.recs!.at >> 2;
+    for (let q = from; q < next.count; q++) {
+      const r = recs + q * R.WORDS;
+      if (i32[r + R.FLAGS]! >> 8 === S.SAME) rows[q] = lrows[i32[r + R.BASE]!]!;
+      else if (!this.make(b, next, last, q)) return q;
+    }
+    return -1;
+  }
+
+  /** Makes the row of record `q`, the last read's row with values changed; false when a changed value is unusable. */
+  private make(b: Buffer, next: Generation, last: Generation, q: number): boolean {
+    const i32 = this.kernel.i32;
+    const f64 = this.kernel.f64;
+    const r = (next.recs!.at >> 2) + q * R.WORDS;
+    const entries = next.changed!.at >> 2;
+    const base = last.rows[i32[r + R.BASE]!] as Row;
+    const layout = this.layoutById[i32[r + R.LAYOUT]!]!;
+    const c0 = i32[r + R.CHANGED_AT]!;
+    let count = i32[r + R.CHANGED_COUNT]!;
+    const values = this.values;
+    if (i32[r + R.FLAGS]! >> 8 === S.PENDING) {
+      count = this.pending(b, next, last, q, layout, base);
+      if (count < 0) return false;
+    } else {
+      const vals = next.values!.at >> 3;
+      for (let e = c0; e < c0 + count; e++) values[i32[entries + 2 * e]!] = integer(f64[vals + e]!);
+    }
+    next.rows[q] = count === 0 ? base : layout.make(base, values);
+    next.bases[q] = base;
+    for (let e = c0; e < c0 + count; e++) values[i32[entries + 2 * e]!] = KEEP;
+    return true;
+  }
+
+  /**
+   * The changed values of row `q` that the kernel left: each is read as
+   * the normaliser reads it and kept when it differs from the base's.
+   * Returns how many differ (the row's entries rewritten to those) with
+   * their values in `values`, or -1 when one is unusable.
+   */
+  private pending(b: Buffer, next: Generation, last: Generation, q: number, layout: FieldLayout, base: Row): number {
+    const i32 = this.kernel.i32;
+    const f64 = this.kernel.f64;
+    const entries = next.changed!.at >> 2;
+    const vals = next.values!.at >> 3;
+    const s = next.rec(q, R.START);
+    const slots = next.fieldBase + next.rec(q, R.FIELD_AT);
+    const lslots = last.fieldBase + last.rec(next.rec(q, R.BASE), R.FIELD_AT);
+    const c0 = next.rec(q, R.CHANGED_AT);
+    const n = next.rec(q, R.CHANGED_COUNT);
+    const values = this.values;
+    let kept = 0;
+    for (let e = c0; e < c0 + n; e++) {
+      const f = i32[entries + 2 * e]!;
+      const kind = i32[entries + 2 * e + 1]!;
+      const slot = slots + 3 * f;
+      let v: Scalar | boolean | typeof UNUSABLE;
+      let json = 1;
+      if (kind === K.INT) v = integer(f64[vals + e]!);
+      else {
+        const vs = s + i32[slot]!;
+        const ve = s + i32[slot + 1]!;
+        v = fieldValue(b, vs, ve, layout.types[f]);
+        if (v === UNUSABLE) {
+          for (let x = c0; x < c0 + kept; x++) values[i32[entries + 2 * x]!] = KEEP;
+          return -1;
         }
+        json = tokenIsJson(b, vs, ve, v) ? 1 : 0;
+        i32[slot + 2] = json;
+      }
+      // Two values whose bytes are their JSON differ exactly when their bytes do; otherwise compare the values.
+      if ((json === 1 && i32[lslots + 3 * f + 2] === 1) || v !== base[layout.names[f]!]) {
+        values[f] = v;
+        const x = c0 + kept++;
+        i32[entries + 2 * x] = f;
+        i32[entries + 2 * x + 1] = kind;
+        f64[vals + x] = kind === K.INT ? (v as number) : NaN;
       }
     }
-    return this.whole(b, s, list, next);
+    next.setRec(q, R.CHANGED_COUNT, kept);
+    next.setRec(q, R.FLAGS, S.CHANGED << 8);
+    return kept;
   }
 
   /** Records a row whose bytes are those of the last read's row `j`. */
   private same(s: number, len: number, last: Generation, j: number, next: Generation): void {
-    const layout = last.layouts[j];
+    const id = last.rec(j, R.LAYOUT);
     let at = 0;
-    if (layout !== undefined) {
-      const n = 3 * layout.names.length;
-      at = next.slots(layout.names.length);
-      const from = last.fieldAt[j]!;
-      const nf = next.fields;
-      const lf = last.fields;
-      for (let k = 0; k < n; k++) nf[at + k] = lf[from + k]!;
+    if (id >= 0) {
+      const n = 3 * this.layoutById[id]!.names.length;
+      at = next.slots(n / 3);
+      const from = last.fieldBase + last.rec(j, R.FIELD_AT);
+      this.kernel.i32.copyWithin(next.fieldBase + at, from, from + n);
     }
-    next.add(s, s + len, last.rows[j]!, layout, at, last.dropped[j]!);
+    next.add(s, s + len, last.rows[j]!, id, at, last.rec(j, R.FLAGS) & 1, j);
     this.cursor++;
   }
 
-  /**
-   * Compares the row at `s` with the last read's row `j` field by field:
-   * everything but the values must be the same bytes, and the row key's
-   * value too. Records the row (its base with the changed values) and
-   * returns its end; returns -1 (having recorded nothing) when it cannot.
-   */
-  private changed(b: Buffer, s: number, last: Generation, j: number, layout: FieldLayout, next: Generation): number {
-    const ls = last.start[j]!;
-    const from = last.fieldAt[j]!;
+  /** The id of `layout` in the kernel's table, added on first use; -1 when the table is full. */
+  private idOf(layout: FieldLayout): number {
+    let id = this.layoutIds.get(layout);
+    if (id !== undefined) return id;
+    if (this.layoutById.length >= LAYOUT_SLOTS) return -1;
+    id = this.layoutById.length;
+    this.layoutById.push(layout);
+    this.layoutIds.set(layout, id);
+    const at = this.layoutTable.at + id * LAYOUT_BYTES;
     const n = layout.names.length;
-    const end = b.length;
-    const nv = next.view;
-    const lv = last.view;
-    const used = next.used;
-    const changes = next.changes;
-    const at = next.slots(n);
-    const nf = next.fields;
-    const lf = last.fields;
-    let p = s;
-    let lp = ls;
-    let count = 0;
-    for (let f = 0; f < n; f++) {
-      const lvs = ls + lf[from + 3 * f]!;
-      const lve = ls + lf[from + 3 * f + 1]!;
-      const gap = lvs - lp;
-      const vs = p + gap;
-      if (vs >= end || !sameView(nv, p, lv, lp, gap)) return this.undo(next, used, changes);
-      // The last value's bytes again, not followed by more of a number: the same token, with no need to scan it.
-      let ve = vs + lve - lvs;
-      const same = ve < end && sameView(nv, vs, lv, lvs, lve - lvs) && !numberGoesOn(b[ve]!);
-      const type = layout.types[f];
-      // A value that changed: the common case, an integer where a number is declared, read in one pass.
-      let int = NaN;
-      if (!same) {
-        ve = type === 'n' || type === undefined ? integerEnd(b, vs, end, this.int) : -1;
-        if (ve >= 0) int = this.int.value;
-        else {
-          ve = scalarEnd(b, vs, end);
-          if (ve < 0) return this.undo(next, used, changes);
-        }
-      }
-      nf[at + 3 * f] = vs - s;
-      nf[at + 3 * f + 1] = ve - s;
-      const lastJson = lf[from + 3 * f + 2]!;
-      p = ve;
-      lp = lve;
-      if (same) {
-        nf[at + 3 * f + 2] = lastJson;
-        continue;
-      }
-      if (f === layout.keyIndex) return this.undo(next, used, changes);
-      // Any other value is read as the normaliser reads it (an integer's bytes are its JSON).
-      let v: Scalar | boolean | typeof UNUSABLE = int;
-      let json = 1;
-      if (v !== v) {
-        v = fieldValue(b, vs, ve, type);
-        if (v === UNUSABLE) return this.undo(next, used, changes);
-        json = tokenIsJson(b, vs, ve, v) ? 1 : 0;
-      }
-      nf[at + 3 * f + 2] = json;
-      // Two values whose bytes are their JSON differ exactly when their bytes do; otherwise compare the values.
-      if ((json === 1 && lastJson === 1) || v !== (last.rows[j] as Row)[layout.names[f]!]) {
-        this.values[f] = v;
-        count++;
-        next.change(f);
-      }
-    }
-    const tail = last.end[j]! - lp;
-    if (p + tail > end || !sameView(nv, p, lv, lp, tail)) return this.undo(next, used, changes);
-    const base = last.rows[j] as Row;
-    const row = count === 0 ? base : this.copy(base, layout, next, changes, count);
-    const q = next.add(s, p + tail, row, layout, at, 0);
-    next.bases[q] = base;
-    next.changedAt[q] = changes;
-    next.changedCount[q] = count;
-    return p + tail;
-  }
-
-  /** The base row with the changed values set (`values` holds them at their field index). */
-  private copy(base: Row, layout: FieldLayout, next: Generation, changes: number, count: number): Row {
-    const row = layout.make(base, this.values);
-    for (let k = 0; k < count; k++) this.values[next.changed[changes + k]!] = KEEP;
-    return row;
-  }
-
-  private undo(next: Generation, used: number, changes: number): number {
-    for (let k = changes; k < next.changes; k++) this.values[next.changed[k]!] = KEEP;
-    next.used = used;
-    next.changes = changes;
-    return -1;
+    const i32 = this.kernel.i32;
+    const u8 = this.kernel.u8;
+    i32[at >> 2] = n;
+    i32[(at >> 2) + 1] = layout.keyIndex;
+    // Integers are read where a number is declared, and where nothing is (as the normaliser keeps them).
+    for (let f = 0; f < n; f++) u8[at + 8 + f] = layout.types[f] === 'n' || layout.types[f] === undefined ? 1 : 0;
+    return id;
   }
 
   /** Reads the row at `s` on its own: `JSON.parse` and `normaliseRow`, and its field layout for the next read. */
@@ -285,32 +355,34 @@ export class ListReader {
     const table = list.row as FieldTable;
     const r = normaliseRow(raw, table, list.rowKey, list.required);
     if (typeof r === 'string') {
-      next.add(s, e, r, undefined, 0, 1);
+      next.add(s, e, r, -1, 0, 1, -1);
       this.cursor++;
       return e;
     }
     const k = this.resync(list.rowKey === undefined ? undefined : r[list.rowKey]);
     const last = this.last;
-    if (k >= 0 && last !== undefined && last.end[k]! - last.start[k]! === e - s && sameView(next.view, s, last.view, last.start[k]!, e - s)) {
+    if (k >= 0 && last !== undefined && last.rec(k, R.END) - last.rec(k, R.START) === e - s && sameView(next.view, s, last.view, last.rec(k, R.START), e - s)) {
       // A row that moved (rows before it appeared or went): the same bytes as its last read, so the same row.
       this.cursor = k;
       this.same(s, e - s, last, k, next);
       return e;
     }
     const layout = flat ? this.layouts.of(b, scan, r, table, list.rowKey) : undefined;
+    const id = layout === undefined ? -1 : this.idOf(layout);
     let at = 0;
-    if (layout !== undefined) {
+    if (id >= 0) {
       at = next.slots(scan.count);
-      const nf = next.fields;
+      const nf = this.kernel.i32;
+      const base = next.fieldBase + at;
       for (let f = 0; f < scan.count; f++) {
         const vs = scan.spans[4 * f + 2]!;
         const ve = scan.spans[4 * f + 3]!;
-        nf[at + 3 * f] = vs - s;
-        nf[at + 3 * f + 1] = ve - s;
-        nf[at + 3 * f + 2] = tokenIsJson(b, vs, ve, r[layout.names[f]!]) ? 1 : 0;
+        nf[base + 3 * f] = vs - s;
+        nf[base + 3 * f + 1] = ve - s;
+        nf[base + 3 * f + 2] = tokenIsJson(b, vs, ve, r[layout!.names[f]!]) ? 1 : 0;
       }
     }
-    next.add(s, e, r, layout, at, 0);
+    next.add(s, e, r, id, at, 0, -1);
     return e;
   }
 
@@ -344,11 +416,19 @@ export class ListReader {
 
   /** The normalised body: the usable rows in order, the dropped ones counted and described. */
   private result(list: ListSpec, data: Record<string, unknown>, issues: RowIssue[], g: Generation): ListRead {
+    if (g.aligned && g.droppedByKernel === 0) {
+      // Every row read by the kernel and none dropped: the usable rows are the rows, position for position.
+      const rows = g.rows.slice(0, g.count) as Row[];
+      data[list.key] = rows;
+      return { value: { data, rows, dropped: 0, issues }, delta: new ListDelta(g, undefined, this.layoutById) };
+    }
     const rows: Row[] = [];
     const at = new Int32Array(g.count);
+    const i32 = this.kernel.i32;
+    const recs = g.recs!.at >> 2;
     let dropped = 0;
     for (let q = 0; q < g.count; q++) {
-      if (g.dropped[q] === 0) {
+      if ((i32[recs + q * R.WORDS + R.FLAGS]! & 1) === 0) {
         at[rows.length] = q;
         rows.push(g.rows[q] as Row);
       } else {
@@ -357,6 +437,6 @@ export class ListReader {
       }
     }
     data[list.key] = rows;
-    return { value: { data, rows, dropped, issues }, delta: new ListDelta(g, at) };
+    return { value: { data, rows, dropped, issues }, delta: new ListDelta(g, at, this.layoutById) };
   }
 }

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { compileKernel, kernelModuleText } from '../../scripts/kernel-wasm.js';
+import { StateStore, type ChangeBatch } from '../../src/state/store.js';
+import { readBody } from '../../src/upstream/body.js';
+import { endpoint } from '../../src/upstream/catalogue.js';
+import { ListReader } from '../../src/upstream/listread.js';
+
+/**
+ * The list kernel (src/upstream/kernel/): the binary the bridge loads is the
+ * one its source compiles to, and the reader and the store that use it give
+ * what the plain way gives where its memory grows and where its table of
+ * field layouts fills (test/upstream/listread.test.ts holds the rest).
+ */
+
+const LISTS = endpoint('v2.multiquote.lists');
+
+const row = (code: string, price: number, extra = '') => `{"isuSrtCd":"${code}","trdPrc":${price},"accTrdvol":${price * 3}${extra}}`;
+const body = (rows: string[]) => Buffer.from(`{"trdDd":"20240603","trdTm":"090500","isuLists":[${rows.join(',')}]}`);
+
+function events(b: ChangeBatch): unknown[] {
+  return b.events.map((e) => [e.topic, e.seq, e.kind, e.frame, e.bytes!.toString('base64'), e.crc, JSON.stringify(e.row)]);
+}
+
+/** Feeds the bodies to a reader and a store, and the plain way to another store; every read and every event must be the same. */
+function same(bodies: Buffer[]): void {
+  const reader = new ListReader();
+  const fast = new StateStore({ epoch: 'e' });
+  const plain = new StateStore({ epoch: 'e' });
+  bodies.forEach((b, i) => {
+    const got = readBody(LISTS, b, reader);
+    const want = readBody(LISTS, b);
+    if (!got.ok || !want.ok) throw new Error(`body ${i} not read`);
+    expect(JSON.stringify(got.value.rows)).toBe(JSON.stringify(want.value.rows));
+    expect(events(fast.apply('quote', 'kospi', got.value.rows, 1_000 + i, undefined, got.delta))).toEqual(
+      events(plain.apply('quote', 'kospi', want.value.rows, 1_000 + i)),
+    );
+  });
+}
+
+describe('the list kernel', () => {
+  it('is the binary its source compiles to (`npm run build:kernel`)', async () => {
+    const text = readFileSync(new URL('../../src/upstream/kernel/wasm.ts', import.meta.url), 'utf8');
+    expect(text).toBe(kernelModuleText(await compileKernel()));
+  }, 60_000);
+
+  it('reads as the plain way does while its memory grows between reads and within one', () => {
+    const codes = (n: number) => Array.from({ length: n }, (_, i) => String(100_000 + i));
+    const small = codes(3);
+    const large = codes(20_000);
+    same([
+      body(small.map((c, i) => row(c, i))),
+      body(small.map((c, i) => row(c, i + 1))),
+      // Two megabytes and more: the bodies, the records and the frames outgrow the memory the small ones had.
+      body(large.map((c, i) => row(c, i, ',"name":"' + 'x'.repeat(60) + '"'))),
+      body(large.map((c, i) => row(c, i % 3 === 0 ? i + 7 : i, ',"name":"' + 'x'.repeat(60) + '"'))),
+      body(large.map((c, i) => row(c, i % 5 === 0 ? i + 9 : i, ',"name":"' + 'x'.repeat(60) + '"'))),
+      body(small.map((c, i) => row(c, i + 2))),
+    ]);
+  });
+
+  it('reads as the plain way does when rows bring new fields so often that its table of layouts fills', () => {
+    // Each body's rows carry a field of another name: a new layout each time, 300 in all, past the table's 256.
+    const bodies = Array.from({ length: 300 }, (_, k) => body(['005930', '000660'].map((c, i) => row(c, 100 + k + i, `,"f${k}":${k}`))));
+    // Between them, bodies that only change values, read against the layouts just made.
+    same(bodies.flatMap((b, k) => [b, body(['005930', '000660'].map((c, i) => row(c, 200 + k + i, `,"f${k}":${k}`)))]));
+  });
+});
