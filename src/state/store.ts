@@ -3,7 +3,7 @@ import type { Row } from '../upstream/normalise.js';
 import { CHANNELS, MARKETS, type Channel, type Market } from '../protocol/constants.js';
 import type { PatchOp } from '../protocol/messages.js';
 import { feedOf, topicOf } from '../protocol/topics.js';
-import { hasShape, rowChecksum, shapedChecksum, textChecksum } from '../protocol/crc32.js';
+import { hasShape, rowChecksum, shapedChecksum } from '../protocol/crc32.js';
 import type { ListDelta } from '../upstream/listread.js';
 import { Change, type ChangeEvent } from './change.js';
 import { applyOps, diffRows } from '../protocol/patch.js';
@@ -421,7 +421,7 @@ export class StateStore {
     if (row === prev) return;
     const layout = (e.layout ??= layouts.of(prev));
     if (delta !== undefined && delta.changedCount(i) > 0 && delta.base(i) === prev) {
-      out.events.push(this.changedValues(e, feed, row, layout, delta, i, ts, (out.frames ??= new ValueFrames(channel, market, ts, delta))));
+      out.events.push(this.changedValues(e, feed, row, layout, delta, i, ts, (out.frames ??= new ValueFrames(channel, market, ts, delta, keyField))));
       return;
     }
     const n = diffLaid(prev, row, layout);
@@ -459,10 +459,9 @@ export class StateStore {
    * body, byte for byte what `apply` makes of them otherwise.
    */
   private changedValues(e: Entry, feed: FeedState, row: Row, layout: RowLayout, d: ListDelta, i: number, ts: number, frames: ValueFrames): Change {
-    const crc = d.checksum(i, layout);
-    e.crc = crc >= 0 ? crc : textChecksum(row, layout, d.bytes, d.rowStart(i), d.fields, d.fieldAt(i));
     const seq = e.seq + 1;
-    const at = frames.write(e.code, seq, e.crc, layout, i);
+    const at = frames.write(e.code, seq, layout, i, row);
+    e.crc = frames.crc;
     const change =
       at >= 0
         ? Change.written(e.topic, e.code, seq, row, e.crc, frames.chunk, at, frames.end)

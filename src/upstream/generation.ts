@@ -1,6 +1,6 @@
 import type { FieldLayout } from './listrows.js';
 import type { Row } from './normalise.js';
-import { C, LAYOUT_FIELDS, R, type ListKernel, type PatchLayout, type Region, type Shape } from './kernel/kernel.js';
+import { C, F, LAYOUT_FIELDS, R, type ListKernel, type Region } from './kernel/kernel.js';
 
 /**
  * What a `ListReader` keeps of one read of a list body (`Generation`), and
@@ -332,32 +332,19 @@ export class ListDelta {
     return id < 0 ? undefined : this.layouts[id];
   }
 
-  /**
-   * The checksum of row `r`, a row of `layout`, from its values' bytes in
-   * the kernel (`rowChecksum` of the row); -1 when a value's bytes are not
-   * its JSON or the layout's keys are not ASCII.
-   */
-  checksum(r: number, layout: PatchLayout): number {
+  /** Points the kernel's `change` at this read (see `ListKernel.change`). */
+  bind(): void {
     const g = this.g;
-    const k = g.kernel;
-    const shape = k.shape(layout);
-    if (shape === undefined) return -1;
-    const scratch = k.scratch('crc', this.rowLength(r) + shape.headBytes + 1);
-    return k.rowCrc(g.body!.at, g.recs!.at, g.fields!.at, this.q(r), shape.at, scratch);
+    const i32 = g.kernel.i32;
+    const c = g.kernel.ctl;
+    i32[c + F.BODY] = g.body!.at;
+    i32[c + F.ROWS] = g.recs!.at;
+    i32[c + F.FIELDS] = g.fields!.at;
+    i32[c + F.CHANGES] = g.changed!.at;
   }
 
-  /** The shape of `layout` in the kernel (see `ListKernel.shape`). */
-  shape(layout: PatchLayout): Shape | undefined {
-    return this.g.kernel.shape(layout);
-  }
-
-  /**
-   * Writes the patch frame of row `r` at `dst` in the kernel's memory (see
-   * `ListKernel.patch`; `shape` from `shape`, valid now); its length, or 0
-   * when a changed value's bytes are not its JSON.
-   */
-  writePatch(r: number, dst: number, topic: Region, code: Region, codeLen: number, seq: number, tsPart: Region, shape: Shape, crc: number): number {
-    const g = this.g;
-    return g.kernel.patch(dst, topic, code, codeLen, seq, tsPart, g.body!.at, g.recs!.at, g.fields!.at, g.changed!.at, this.q(r), shape.at, crc);
+  /** The kernel's `change` of row `r` (the delta bound, `bind`). */
+  change(r: number, shape: number, seq: number, crc: number | undefined, codeLen: number): number {
+    return this.g.kernel.change(this.q(r), shape, seq, crc, codeLen);
   }
 }

@@ -1,7 +1,7 @@
 import type { ListSpec, ResponseSpec } from './catalogue.js';
 import type { FieldTable } from './fields.js';
 import { Generation, ListDelta } from './generation.js';
-import { C, K, LAYOUT_BYTES, LAYOUT_SLOTS, ListKernel, R, RUN, S, type Region } from './kernel/kernel.js';
+import { C, K, LAYOUT_BYTES, LAYOUT_INTS, LAYOUT_SLOTS, ListKernel, R, RUN, S, type Region } from './kernel/kernel.js';
 import { FieldLayouts, KEEP, UNUSABLE, fieldValue, tokenIsJson, type FieldLayout } from './listrows.js';
 import { MAX_ISSUES, normaliseRow, normaliseTop, type Normalised, type Row, type RowIssue, type Scalar } from './normalise.js';
 import { FieldScan, compositeEnd, firstArray, skipWs } from './scan.js';
@@ -61,6 +61,9 @@ const SENTINEL_JSON = JSON.stringify(SENTINEL);
 function integer(v: number): number {
   return v >= -1_073_741_824 && v <= 1_073_741_823 ? v | 0 : v;
 }
+
+/** Room for a changed row's canonical bytes, to checksum it as it is read; a longer row is checksummed by the store. */
+const ROW_SCRATCH = 4 << 10;
 
 /** How many values of a parsed JSON value are the sentinel string. */
 function sentinels(v: unknown): number {
@@ -157,8 +160,11 @@ export class ListReader {
     const k = this.kernel;
     const c = k.ctl;
     const last = this.last;
+    const scratch = k.scratch('rowcrc', ROW_SCRATCH);
     next.toControl(last);
     let i32 = k.i32;
+    i32[c + C.SCRATCH] = scratch.at;
+    i32[c + C.SCRATCH_CAP] = ROW_SCRATCH;
     i32[c + C.LAYOUTS] = this.layoutTable.at;
     i32[c + C.P] = skipWs(b, open + 1, b.length);
     i32[c + C.J] = 0;
@@ -336,7 +342,10 @@ export class ListReader {
     i32[at >> 2] = n;
     i32[(at >> 2) + 1] = layout.keyIndex;
     // Integers are read where a number is declared, and where nothing is (as the normaliser keeps them).
-    for (let f = 0; f < n; f++) u8[at + 8 + f] = layout.types[f] === 'n' || layout.types[f] === undefined ? 1 : 0;
+    for (let f = 0; f < n; f++) u8[at + LAYOUT_INTS + f] = layout.types[f] === 'n' || layout.types[f] === undefined ? 1 : 0;
+    // Last, as it may grow the memory: how a changed row of these keys is checksummed.
+    const canonical = this.kernel.canonical(layout.names);
+    this.kernel.i32[(at >> 2) + 2] = canonical;
     return id;
   }
 

@@ -37,10 +37,37 @@ export const C = {
   CHANGED_ROWS: 21,
   CHANGED_ROW_COUNT: 22,
   DROPPED: 23,
+  SCRATCH: 24,
+  SCRATCH_CAP: 25,
+  TABLES: 26,
 } as const;
 
+/** Slots of the control block of `change` (i32), as `assembly/index.ts` numbers them. */
+export const F = {
+  BODY: 32,
+  ROWS: 33,
+  FIELDS: 34,
+  CHANGES: 35,
+  TOPIC: 36,
+  TOPIC_LEN: 37,
+  TS: 38,
+  TS_LEN: 39,
+  OUT: 40,
+  USED: 41,
+  CAP: 42,
+  CODE: 43,
+  SCRATCH: 44,
+  SCRATCH_CAP: 45,
+  KEY: 46,
+  CRC: 47,
+  TABLES: 48,
+} as const;
+
+/** What `change` returned other than a frame's start. */
+export const CHANGE = { NO_CRC: -1, NO_ROOM: -2, NO_CODE: -3, NO_FRAME: -4 } as const;
+
 /** Words of a row record, and what each holds. */
-export const R = { WORDS: 8, START: 0, END: 1, LAYOUT: 2, FIELD_AT: 3, FLAGS: 4, CHANGED_AT: 5, CHANGED_COUNT: 6, BASE: 7 } as const;
+export const R = { WORDS: 10, START: 0, END: 1, LAYOUT: 2, FIELD_AT: 3, FLAGS: 4, CHANGED_AT: 5, CHANGED_COUNT: 6, BASE: 7, CRC: 8 } as const;
 
 /** A row record's status (`R.FLAGS` >> 8): the same bytes, values changed (all integers), values changed that the caller reads. */
 export const S = { SAME: 0, CHANGED: 1, PENDING: 2 } as const;
@@ -51,8 +78,9 @@ export const RUN = { END: 0, STOP: 1, SPACE: 2, FAIL: -1, NOT_OBJECT: -2 } as co
 /** Kind of a changed-field entry (`[field, kind]`): an integer whose value is in the values, or another token. */
 export const K = { INT: 0, OTHER: 1 } as const;
 
-/** Bytes per field layout in the layout table; most fields a layout has there. */
+/** Bytes per field layout in the layout table (fields, key index, canonical shape, then a byte per field from `LAYOUT_INTS`); most fields a layout has there. */
 export const LAYOUT_BYTES = 80;
+export const LAYOUT_INTS = 12;
 export const LAYOUT_FIELDS = 64;
 
 /** Field layouts a kernel's table holds. */
@@ -65,32 +93,13 @@ const PAGE = 64 << 10;
 const TABLES = 0;
 const TABLE_BYTES = 8 << 10;
 const CTL = TABLES + TABLE_BYTES;
-const CTL_BYTES = 128;
+const CTL_BYTES = 256;
 const HEAP = CTL + CTL_BYTES;
-/** Where `rowCrc` puts the checksum: the control block's last slot. */
-const CRC_OUT = CTL + CTL_BYTES - 4;
 
 interface Exports {
   run(ctl: number): number;
   init(tables: number): void;
-  rowCrc(tables: number, body: number, rows: number, fields: number, q: number, shape: number, scratch: number, out: number): number;
-  patch(
-    dst: number,
-    topic: number,
-    topicLen: number,
-    code: number,
-    codeLen: number,
-    seq: number,
-    tsPart: number,
-    tsLen: number,
-    body: number,
-    rows: number,
-    fields: number,
-    changes: number,
-    q: number,
-    shape: number,
-    crc: number,
-  ): number;
+  change(ctl: number, q: number, shape: number, seq: number, crc: number, hasCrc: number, codeLen: number): number;
 }
 
 let compiled: WebAssembly.Module | undefined;
@@ -123,6 +132,9 @@ export interface Shape {
   readonly maxReplace: number;
 }
 
+/** Bytes of a shape's head: its fields, the bytes of its heads, the bytes of its longest replace head. */
+const SHAPE_HEAD = 12;
+
 /** Bytes of the region that holds the shapes; when it is full the shapes are written again from its start. */
 const SHAPE_BYTES = 16 << 10;
 
@@ -151,6 +163,8 @@ export class ListKernel {
     this.i32_ = new Int32Array(buffer);
     this.f64_ = new Float64Array(buffer);
     this.fn.init(TABLES);
+    this.i32_[this.ctl + F.TABLES] = TABLES;
+    this.i32_[this.ctl + C.TABLES] = TABLES;
   }
 
   /** The memory's bytes (a new view after the memory grew: take it again after any `alloc`, `fit`, `scratch` or `shape`). */
@@ -198,6 +212,13 @@ export class ListKernel {
   shape(l: PatchLayout): Shape | undefined {
     const list = this.shapes;
     for (let i = 0; i < list.length; i++) if (list[i]!.layout === l) return list[i]!.shape;
+    const shape = this.write(l, false);
+    if (shape !== undefined) this.shapes.push({ layout: l, shape });
+    return shape;
+  }
+
+  /** Writes the shape of `l` into the shapes' region (or, `permanent`, into a region of its own); undefined when a head is not ASCII. */
+  private write(l: PatchLayout, permanent: boolean): Shape | undefined {
     const n = l.order.length;
     const texts = [...l.heads, ...l.replaceHeads];
     let textBytes = 0;
@@ -205,38 +226,62 @@ export class ListKernel {
       for (let k = 0; k < t.length; k++) if (t.charCodeAt(k) > 0x7f) return undefined;
       textBytes += t.length;
     }
-    const bytes = 4 + 12 * n + 8 * n + textBytes;
-    if (bytes + SLACK > SHAPE_BYTES) return undefined;
-    if (this.shapeRegion === undefined || this.shapeUsed + bytes + SLACK > SHAPE_BYTES) {
-      this.shapeRegion ??= this.alloc(SHAPE_BYTES);
-      this.shapeUsed = 0;
-      this.shapes = [];
+    const replaced = l.replaceHeads.length;
+    const bytes = SHAPE_HEAD + 12 * n + 8 * replaced + textBytes;
+    let at: number;
+    if (permanent) at = this.alloc(bytes).at;
+    else {
+      if (bytes + SLACK > SHAPE_BYTES) return undefined;
+      if (this.shapeRegion === undefined || this.shapeUsed + bytes + SLACK > SHAPE_BYTES) {
+        this.shapeRegion ??= this.alloc(SHAPE_BYTES);
+        this.shapeUsed = 0;
+        this.shapes = [];
+      }
+      at = this.shapeRegion.at + this.shapeUsed;
+      this.shapeUsed += (bytes + 7) & ~7;
     }
-    const at = this.shapeRegion.at + this.shapeUsed;
-    this.shapeUsed += (bytes + 7) & ~7;
     const i32 = this.i32;
     const u8 = this.u8;
-    let text = at + 4 + 20 * n;
+    let text = at + SHAPE_HEAD + 12 * n + 8 * replaced;
     const put = (slot: number, s: string): void => {
       i32[slot >> 2] = text;
       i32[(slot >> 2) + 1] = s.length;
       for (let k = 0; k < s.length; k++) u8[text++] = s.charCodeAt(k);
     };
-    i32[at >> 2] = n;
     let headBytes = 0;
     let maxReplace = 0;
     for (let k = 0; k < n; k++) {
-      i32[(at + 4 + 12 * k) >> 2] = l.order[k]!;
-      put(at + 8 + 12 * k, l.heads[k]!);
+      i32[(at + SHAPE_HEAD + 12 * k) >> 2] = l.order[k]!;
+      put(at + SHAPE_HEAD + 4 + 12 * k, l.heads[k]!);
       headBytes += l.heads[k]!.length;
     }
-    for (let f = 0; f < n; f++) {
-      put(at + 4 + 12 * n + 8 * f, l.replaceHeads[f]!);
+    for (let f = 0; f < replaced; f++) {
+      put(at + SHAPE_HEAD + 12 * n + 8 * f, l.replaceHeads[f]!);
       maxReplace = Math.max(maxReplace, l.replaceHeads[f]!.length);
     }
-    const shape = { at, headBytes, maxReplace };
-    list.push({ layout: l, shape });
-    return shape;
+    i32[at >> 2] = n;
+    i32[(at >> 2) + 1] = headBytes;
+    i32[(at >> 2) + 2] = maxReplace;
+    return { at, headBytes, maxReplace };
+  }
+
+  /**
+   * The canonical shape of rows with keys `names` (row order), written once
+   * for good (a reader's field layouts are few): what `run` checksums a
+   * changed row by. 0 when a key is not ASCII.
+   */
+  canonical(names: readonly string[]): number {
+    const sorted = [...names].sort();
+    return (
+      this.write(
+        {
+          order: Int32Array.from(sorted, (k) => names.indexOf(k)),
+          heads: sorted.map((k, i) => (i === 0 ? '{' : ',') + JSON.stringify(k) + ':'),
+          replaceHeads: [],
+        },
+        true,
+      )?.at ?? 0
+    );
   }
 
   /** A new region of at least `bytes` bytes (16-byte aligned, with room past its end for the kernel's wide reads and writes). */
@@ -269,31 +314,12 @@ export class ListKernel {
   }
 
   /**
-   * The checksum of row `q` of a generation from the values' bytes, its
-   * keys in `shape`'s canonical order, or -1 when a value's bytes are not
-   * its JSON. `scratch` must hold the row's canonical bytes.
+   * The change of row `q` (of the generation whose pointers are in the
+   * control block, `F`) to `seq`: its checksum, made here unless `crc` is
+   * given, and its patch frame; see `assembly/index.ts` `change`. The
+   * frame's start in the out region, or one of `CHANGE`.
    */
-  rowCrc(body: number, rows: number, fields: number, q: number, shape: number, scratch: Region): number {
-    if (this.fn.rowCrc(TABLES, body, rows, fields, q, shape, scratch.at, CRC_OUT) === 0) return -1;
-    return this.i32[CRC_OUT >> 2]! >>> 0;
-  }
-
-  /** Writes a patch frame at `dst` (see `assembly/index.ts` `patch`); its length, or 0 when a value's bytes are not its JSON. */
-  patch(
-    dst: number,
-    topic: Region,
-    code: Region,
-    codeLen: number,
-    seq: number,
-    tsPart: Region,
-    body: number,
-    rows: number,
-    fields: number,
-    changes: number,
-    q: number,
-    shape: number,
-    crc: number,
-  ): number {
-    return this.fn.patch(dst, topic.at, topic.bytes, code.at, codeLen, seq, tsPart.at, tsPart.bytes, body, rows, fields, changes, q, shape, crc);
+  change(q: number, shape: number, seq: number, crc: number | undefined, codeLen: number): number {
+    return this.fn.change(CTL, q, shape, seq, crc ?? 0, crc === undefined ? 0 : 1, codeLen);
   }
 }

@@ -34,9 +34,12 @@ const C_WHY = 20; // why `run` stopped at a row
 const C_CHANGED_ROWS = 21; // next generation: the rows recorded CHANGED or PENDING, in order (i32 each)
 const C_CHANGED_ROW_COUNT = 22;
 const C_DROPPED = 23; // rows recorded with the dropped bit
+const C_SCRATCH = 24; // room for a row's canonical bytes, to checksum them
+const C_SCRATCH_CAP = 25;
+const C_TABLES = 26; // the checksum tables
 
 // Row records: R_WORDS i32 per row.
-const R_WORDS = 8;
+const R_WORDS = 10;
 const R_START = 0;
 const R_END = 1;
 const R_LAYOUT = 2; // field layout id, -1 when none
@@ -45,13 +48,21 @@ const R_FLAGS = 4; // bit 0: dropped; bits 8..: status
 const R_CHANGED_AT = 5;
 const R_CHANGED_COUNT = 6;
 const R_BASE = 7; // the last generation's row it was compared with (-1: none)
+const R_CRC = 8; // the row's checksum, when F_CRC_MADE is set
 
 const S_SAME: i32 = 0 << 8;
 const S_CHANGED: i32 = 1 << 8;
 const S_PENDING: i32 = 2 << 8;
+// R_FLAGS bit 1: R_CRC holds the row's checksum.
+const F_CRC_MADE: i32 = 2;
 
-// Field layouts: LAYOUT_BYTES bytes per id: i32 fields, i32 key index, then one byte per field (1: read integers).
+// Field layouts: LAYOUT_BYTES bytes per id: i32 fields, i32 key index, i32 its canonical shape (a shape as `change` reads one, 0 for
+// none: its keys are not ASCII), then one byte per field (1: read integers).
 const LAYOUT_BYTES = 80;
+const LAYOUT_INTS = 12;
+
+// Shapes: i32 fields, i32 bytes of the heads, i32 bytes of the longest replace head, then entries (see `change`).
+const SHAPE_HEAD = 12;
 
 // Results of `run`.
 const END: i32 = 0;
@@ -255,7 +266,7 @@ function changed(ctl: usize, s: i32, j: i32, layout: i32): i32 {
     const isSame = ve < end && same(nb + <usize>vs, lb + <usize>lvs, lve - lvs) && !numberGoesOn(<u32>load<u8>(nb + <usize>ve));
     let kind = K_INT;
     if (!isSame) {
-      ve = load<u8>(lay + 8 + <usize>f) == 1 ? integerEnd(nb, vs, end) : -1;
+      ve = load<u8>(lay + LAYOUT_INTS + <usize>f) == 1 ? integerEnd(nb, vs, end) : -1;
       if (ve < 0) {
         ve = scalarEnd(nb, vs, end);
         if (ve < 0) return -1;
@@ -288,7 +299,20 @@ function changed(ctl: usize, s: i32, j: i32, layout: i32): i32 {
   const tail = rowWord(lrows, j, R_END) - lp;
   if (p + tail > end || !same(nb + <usize>p, lb + <usize>lp, tail)) return -1;
   const q = ci(ctl, C_Q);
-  record(<usize>ci(ctl, C_NEXT_ROWS), q, s, p + tail, layout, used, pending ? S_PENDING : S_CHANGED, c0, count, j);
+  let flags = pending ? S_PENDING : S_CHANGED;
+  // The checksum of a row whose values are all their JSON, made now that its bytes are at hand.
+  const shape = <usize>load<i32>(lay, 8);
+  let crc: u32 = 0;
+  if (!pending && shape != 0 && p + tail - s + load<i32>(shape, 4) + 16 <= ci(ctl, C_SCRATCH_CAP)) {
+    const scratch = <usize>ci(ctl, C_SCRATCH);
+    const len = canonical(nb + <usize>s, nf + ((<usize>used) << 2), shape, scratch);
+    if (len > 0) {
+      crc = crc32(<usize>ci(ctl, C_TABLES), scratch, len);
+      flags |= F_CRC_MADE;
+    }
+  }
+  record(<usize>ci(ctl, C_NEXT_ROWS), q, s, p + tail, layout, used, flags, c0, count, j);
+  store<u32>(<usize>ci(ctl, C_NEXT_ROWS) + <usize>q * (R_WORDS << 2) + (R_CRC << 2), crc);
   cset(ctl, C_USED, used + 3 * n);
   cset(ctl, C_CHANGED, c0 + count);
   const k = ci(ctl, C_CHANGED_ROW_COUNT);
@@ -460,22 +484,16 @@ function digits(dst: usize, v: u32): usize {
   return dst + n;
 }
 
-// Shapes (one per row layout, written by kernel.ts): i32 fields n, then per canonical position [field, head offset, head length],
-// then per field [replace-head offset, length]. Offsets are absolute.
-
 /**
- * The CRC-32 of row `q` of the generation whose rows are at `rows` and
- * field slots at `fields`, in the body at `body`, serialised canonically
- * by `shape`: every value must be its own JSON (slot 1). Writes the bytes
- * it checks at `scratch`. Returns 1 with the checksum at `out`, or 0.
+ * Writes at `scratch` the canonical bytes of the row at `start` whose
+ * field slots are at `fat`, keyed as `shape` orders them; returns their
+ * length, or 0 when a value's bytes are not its JSON.
  */
-export function rowCrc(tables: usize, body: usize, rows: usize, fields: usize, q: i32, shape: usize, scratch: usize, out: usize): i32 {
+function canonical(start: usize, fat: usize, shape: usize, scratch: usize): i32 {
   const n = load<i32>(shape);
-  const start = body + <usize>rowWord(rows, q, R_START);
-  const fat = fields + ((<usize>rowWord(rows, q, R_FIELD_AT)) << 2);
   let w = scratch;
   for (let k: i32 = 0; k < n; k++) {
-    const e = shape + 4 + <usize>k * 12;
+    const e = shape + SHAPE_HEAD + <usize>k * 12;
     const slot = fat + <usize>(3 * load<i32>(e)) * 4;
     if (load<i32>(slot, 8) != 1) return 0;
     w = copy(w, <usize>load<i32>(e, 4), load<i32>(e, 8));
@@ -483,52 +501,93 @@ export function rowCrc(tables: usize, body: usize, rows: usize, fields: usize, q
     w = copy(w, start + <usize>vs, load<i32>(slot, 4) - vs);
   }
   store<u8>(w, CLOSE_BRACE);
-  store<u32>(out, crc32(tables, scratch, <i32>(w + 1 - scratch)));
-  return 1;
+  return <i32>(w + 1 - scratch);
 }
 
+// Shapes (one per row layout, written by kernel.ts): i32 fields n, i32 bytes of the heads, i32 bytes of the longest replace head,
+// then per canonical position [field, head offset, head length], then per field [replace-head offset, length]. Offsets are absolute.
+
+// ---- The control block of `change` (i32 slots at `ctl`, after run's), written and read by kernel.ts. ----
+const F_BODY = 32; // the body's first byte
+const F_ROWS = 33; // the generation's row records
+const F_FIELDS = 34; // its field slots
+const F_CHANGES = 35; // its changed-field entries
+const F_TOPIC = 36; // `{"type":"patch","topic":"channel.market.`
+const F_TOPIC_LEN = 37;
+const F_TS = 38; // `,"ts":…,"ops":[`
+const F_TS_LEN = 39;
+const F_OUT = 40; // where frames are written
+const F_USED = 41; // bytes written there
+const F_CAP = 42; // bytes there
+const F_CODE = 43; // the topic's code, when written by the caller
+const F_SCRATCH = 44; // room for a row's canonical bytes
+const F_SCRATCH_CAP = 45;
+const F_KEY = 46; // the key field's index in the row, -1 when the code is not taken from the body
+const F_CRC = 47; // the checksum, out
+const F_TABLES = 48; // the checksum tables
+
+// Results of `change` other than a frame's start.
+const NO_CRC: i32 = -1; // a value's bytes are not its JSON: the caller computes the checksum and calls again with it
+const NO_ROOM: i32 = -2; // the frame may not fit: the caller makes room and calls again
+const NO_CODE: i32 = -3; // the code cannot be taken from the body: the caller writes it at F_CODE and calls again with its length
+const NO_FRAME: i32 = -4; // a changed value's bytes are not its JSON: the checksum is at F_CRC, the caller writes the frame
+
 /**
- * Writes at `dst` the patch frame of row `q` (rows at `rows`, field slots
- * at `fields`, body at `body`): `topic` (topicLen bytes, up to the code),
- * the code (codeLen bytes at `code`), `","seq":` and `seq`, `tsPart`, then
- * for each of the row's changed fields (`count` entries of two i32 at
- * `changes`) its replace head from `shape` and its value's bytes, then
- * `}],"crc":`, `crc` and `}`. Returns the frame's length, or 0 when a
- * changed value's bytes are not its JSON.
+ * The change of row `q` of a generation (pointers in the control block at
+ * `ctl`), a row of `shape`, to `seq`: its checksum (given as `crc` when
+ * `hasCrc`, else made from the values' bytes, canonically ordered) and
+ * its patch frame, written at `F_OUT + F_USED`: the topic, the code (the
+ * key field's string, or `codeLen` bytes at `F_CODE`), `","seq":` and
+ * `seq`, the time part, for each changed field its replace head and its
+ * value's bytes, then `}],"crc":`, the checksum and `}`. Returns where the
+ * frame starts (and adds its length to `F_USED`), or NO_CRC, NO_ROOM,
+ * NO_CODE or NO_FRAME.
  */
-export function patch(
-  dst: usize,
-  topic: usize,
-  topicLen: i32,
-  code: usize,
-  codeLen: i32,
-  seq: u32,
-  tsPart: usize,
-  tsLen: i32,
-  body: usize,
-  rows: usize,
-  fields: usize,
-  changes: usize,
-  q: i32,
-  shape: usize,
-  crc: u32,
-): i32 {
-  const start = body + <usize>rowWord(rows, q, R_START);
-  const fat = fields + ((<usize>rowWord(rows, q, R_FIELD_AT)) << 2);
+export function change(ctl: usize, q: i32, shape: usize, seq: u32, crc: u32, hasCrc: i32, codeLen: i32): i32 {
+  const rows = <usize>ci(ctl, F_ROWS);
+  const start = <usize>ci(ctl, F_BODY) + <usize>rowWord(rows, q, R_START);
+  const rowLen = rowWord(rows, q, R_END) - rowWord(rows, q, R_START);
+  const fat = <usize>ci(ctl, F_FIELDS) + ((<usize>rowWord(rows, q, R_FIELD_AT)) << 2);
+  const n = load<i32>(shape);
+  if (!hasCrc && (rowWord(rows, q, R_FLAGS) & F_CRC_MADE) != 0) crc = <u32>rowWord(rows, q, R_CRC);
+  else if (!hasCrc) {
+    if (rowLen + load<i32>(shape, 4) + 16 > ci(ctl, F_SCRATCH_CAP)) return NO_CRC;
+    const scratch = <usize>ci(ctl, F_SCRATCH);
+    const len = canonical(start, fat, shape, scratch);
+    if (len == 0) return NO_CRC;
+    crc = crc32(<usize>ci(ctl, F_TABLES), scratch, len);
+  }
+  cset(ctl, F_CRC, <i32>crc);
+  // The code: the key field's string token without its quotes, when its bytes are its JSON.
+  let code = <usize>ci(ctl, F_CODE);
+  const key = ci(ctl, F_KEY);
+  if (codeLen < 0) {
+    if (key < 0) return NO_CODE;
+    const slot = fat + <usize>(3 * key) * 4;
+    const vs = load<i32>(slot);
+    if (load<i32>(slot, 8) != 1 || load<u8>(start + <usize>vs) != <u8>QUOTE) return NO_CODE;
+    code = start + <usize>vs + 1;
+    codeLen = load<i32>(slot, 4) - vs - 2;
+  }
   const c0 = rowWord(rows, q, R_CHANGED_AT);
   const count = rowWord(rows, q, R_CHANGED_COUNT);
-  const n = load<i32>(shape);
-  const heads = shape + 4 + <usize>n * 12;
-  let w = copy(dst, topic, topicLen);
+  const used = ci(ctl, F_USED);
+  // What the frame can take: its fixed parts, a replace head and a separator per changed value, the row's bytes for the values, and the wide writes.
+  const bound = ci(ctl, F_TOPIC_LEN) + codeLen + ci(ctl, F_TS_LEN) + count * (load<i32>(shape, 8) + 2) + rowLen + 64;
+  if (used + bound > ci(ctl, F_CAP)) return NO_ROOM;
+  const changes = <usize>ci(ctl, F_CHANGES);
+  const heads = shape + SHAPE_HEAD + <usize>n * 12;
+  const dst = <usize>ci(ctl, F_OUT) + <usize>used;
+  let w = copy(dst, <usize>ci(ctl, F_TOPIC), ci(ctl, F_TOPIC_LEN));
   w = copy(w, code, codeLen);
   // ","seq": (eight bytes, little-endian)
   store<u64>(w, ((<u64>0x3a227165) << 32) | 0x73222c22);
   w = digits(w + 8, seq);
-  w = copy(w, tsPart, tsLen);
+  w = copy(w, <usize>ci(ctl, F_TS), ci(ctl, F_TS_LEN));
   for (let k: i32 = 0; k < count; k++) {
     const f = load<i32>(changes + ((<usize>(c0 + k)) << 3));
     const slot = fat + <usize>(3 * f) * 4;
-    if (load<i32>(slot, 8) != 1) return 0;
+    if (load<i32>(slot, 8) != 1) return NO_FRAME;
     if (k > 0) {
       store<u16>(w, 0x2c7d); // },
       w += 2;
@@ -543,5 +602,6 @@ export function patch(
   store<u8>(w, 0x3a, 8);
   w = digits(w + 9, crc);
   store<u8>(w, CLOSE_BRACE);
-  return <i32>(w + 1 - dst);
+  cset(ctl, F_USED, used + <i32>(w + 1 - dst));
+  return used;
 }
