@@ -179,7 +179,7 @@ function cycleTable(c: CycleResult): string {
         ],
       ],
     ),
-    `each alone, means with their garbage collections: the poller's path ${num(c.alone.cycleMs, 2)} ms, JSON.parse ${num(c.alone.jsonParseMs, 2)} ms, ratio ${num(c.alone.ratio, 2)}; its state holds ${num(c.alone.heapKbPerTopic, 2)} KB of heap and ${num(c.alone.buffersKbPerTopic, 2)} KB of buffers per symbol`,
+    `each alone, means with their garbage collections: the poller's path ${num(c.alone.cycleMs, 2)} ms, JSON.parse ${num(c.alone.jsonParseMs, 2)} ms, ratio ${num(c.alone.ratio, 2)}; its state holds ${num(c.alone.heapKbPerTopic, 2)} KB of heap, ${num(c.alone.buffersKbPerTopic, 2)} KB of buffers and ${num(c.alone.kernelKbPerTopic ?? 0, 2)} KB of the list kernel's memory per symbol`,
     `a resume of every symbol ${c.resume.back} changes back: ${num(c.resume.frames)} frames, first ${num(c.resume.firstMs, 1)} ms, again ${num(c.resume.againMs, 1)} ms`,
     `bodies read the plain way: ${num(c.plainReads)}; cycles whose events differed between the paths: ${num(c.mismatches)}`,
   ].join('\n');

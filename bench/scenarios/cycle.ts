@@ -90,8 +90,10 @@ export interface CycleResult {
     readonly ratio: number;
     /** V8 heap the poller's path holds after its run (reader, store: rows, replay log), after full collections, per symbol, KB. */
     readonly heapKbPerTopic: number;
-    /** Buffer memory (outside the V8 heap) it holds then, per symbol, KB: the frames the replay log keeps. */
+    /** Buffer memory (outside the V8 heap) it holds then, per symbol, KB. */
     readonly buffersKbPerTopic: number;
+    /** The reader's list kernel's memory (WebAssembly, outside both), per symbol, KB: the last two bodies, their row records, the frames' room. */
+    readonly kernelKbPerTopic: number;
   };
   /**
    * A resume of every topic `back` changes behind, from the poller's path's
@@ -117,6 +119,8 @@ interface Path {
   run(i: number): { batch: ChangeBatch; stages: number[] };
   /** The path's store. */
   readonly store: StateStore;
+  /** The path's list reader, if it has one. */
+  readonly reader?: ListReader;
 }
 
 /** The bodies of a run: text and bytes of each, every one the previous with a share of the symbols changed. */
@@ -138,6 +142,7 @@ function realPath(e: Endpoint, bytes: readonly Buffer[], plainReads: { n: number
   bus.subscribe('batch', () => undefined);
   return {
     store,
+    reader,
     run(i) {
       const t0 = performance.now();
       const r = readBody(e, bytes[i]!, reader);
@@ -274,6 +279,7 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
   const after = memory();
   const heapKbPerTopic = (after.heapUsed - before.heapUsed) / 1024 / cfg.symbols;
   const buffersKbPerTopic = (after.arrayBuffers - before.arrayBuffers) / 1024 / cfg.symbols;
+  const kernelKbPerTopic = (alonePath.reader?.kernelBytes ?? 0) / 1024 / cfg.symbols;
   const resume = timeResume(alonePath.store, RESUME_BACK);
   let sink = 0;
   const aloneParse = aloneMean((i) => (sink += (JSON.parse(texts[i]!) as { isuLists: unknown[] }).isuLists.length), cfg.warmup, total - profiled);
@@ -299,7 +305,7 @@ export async function runCycle(cfg: CycleConfig): Promise<CycleResult> {
       ratioToJsonParse: plainMs / median(p.parse),
       stagesMs: { parse: stage(p.stages, 0), normalise: stage(p.stages, 1), apply: stage(p.stages, 2), publish: stage(p.stages, 3) },
     },
-    alone: { cycleMs: aloneCycle, jsonParseMs: aloneParse, ratio: aloneCycle / aloneParse, heapKbPerTopic, buffersKbPerTopic },
+    alone: { cycleMs: aloneCycle, jsonParseMs: aloneParse, ratio: aloneCycle / aloneParse, heapKbPerTopic, buffersKbPerTopic, kernelKbPerTopic },
     resume,
     changes: median(r.changes),
     droppedRows: counts.dropped.n,

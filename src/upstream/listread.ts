@@ -18,8 +18,8 @@ import { FieldScan, compositeEnd, firstArray, skipWs } from './scan.js';
  * refused with a reason, for the caller to read the plain way.
  */
 
-/** Why a body was not read incrementally (it is then read whole). */
-export type PlainReason = 'envelope' | 'rows' | 'syntax';
+/** Why a body was not read incrementally (it is then read whole); `kernel`: this process cannot run the kernel (no WebAssembly). */
+export type PlainReason = 'envelope' | 'rows' | 'syntax' | 'kernel';
 
 export { ListDelta } from './generation.js';
 
@@ -86,15 +86,16 @@ function sentinels(v: unknown): number {
  * concurrent reads.
  */
 export class ListReader {
-  private readonly kernel = new ListKernel();
+  /** The kernel, made at the first read; null when it cannot be (every body is then read the plain way). */
+  private kernel_: ListKernel | null | undefined;
   private last: Generation | undefined;
-  private spare = new Generation(this.kernel);
+  private spare_: Generation | undefined;
   private readonly scan = new FieldScan();
   private layouts = new FieldLayouts();
   /** Field layouts by their id in the kernel's table, and ids by layout. */
   private layoutById: FieldLayout[] = [];
   private readonly layoutIds = new Map<FieldLayout, number>();
-  private readonly layoutTable: Region = this.kernel.alloc(LAYOUT_SLOTS * LAYOUT_BYTES);
+  private layoutTable_: Region | undefined;
   private spec: ResponseSpec | undefined;
   /** The position in the last read that the next row is compared with. */
   private cursor = 0;
@@ -104,6 +105,20 @@ export class ListReader {
   private reads = 0;
   /** Changed values of the row being made, at their field index; `KEEP` elsewhere. */
   private readonly values: unknown[] = new Array<unknown>(64).fill(KEEP);
+
+  /** The kernel (made by the first read). */
+  private get kernel(): ListKernel {
+    return this.kernel_!;
+  }
+
+  private get layoutTable(): Region {
+    return this.layoutTable_!;
+  }
+
+  /** Bytes of memory the reader's kernel holds (0 before its first read). */
+  get kernelBytes(): number {
+    return this.kernel_?.memoryBytes ?? 0;
+  }
 
   /** Whether bodies of `spec` can be read incrementally: a list of object rows. */
   static handles(spec: ResponseSpec): boolean {
@@ -118,6 +133,17 @@ export class ListReader {
   read(spec: ResponseSpec, bytes: Buffer): { ok: true; value: ListRead } | { ok: false; reason: PlainReason } {
     const list = spec.list;
     if (list === undefined || typeof list.row === 'string') return { ok: false, reason: 'envelope' };
+    if (this.kernel_ === undefined) {
+      try {
+        this.kernel_ = new ListKernel();
+        this.layoutTable_ = this.kernel_.alloc(LAYOUT_SLOTS * LAYOUT_BYTES);
+        this.spare_ = new Generation(this.kernel_);
+      } catch {
+        // Node without WebAssembly (`--jitless`): the plain way, counted.
+        this.kernel_ = null;
+      }
+    }
+    if (this.kernel_ === null) return { ok: false, reason: 'kernel' };
     if (spec !== this.spec) this.last = undefined;
     this.spec = spec;
     // Layouts that keep changing have filled the kernel's table: start again from it empty, and from no last read.
@@ -130,7 +156,7 @@ export class ListReader {
     const end = bytes.length;
     const open = bytes[skipWs(bytes, 0, end)] === 0x7b ? firstArray(bytes, 0, end) : -1;
     if (open < 0) return { ok: false, reason: 'envelope' };
-    const next = this.spare;
+    const next = this.spare_!;
     next.reset(bytes, this.last, ++this.reads);
     this.cursor = 0;
     this.codes = undefined;
@@ -146,7 +172,7 @@ export class ListReader {
     const top = normaliseTop(spec, body);
     if (!top.ok || top.value.list !== SENTINEL || sentinels(body) !== 1) return { ok: false, reason: 'envelope' };
     next.trim();
-    this.spare = this.last ?? new Generation(this.kernel);
+    this.spare_ = this.last ?? new Generation(this.kernel);
     this.last = next;
     return { ok: true, value: this.result(list, top.value.data, top.value.issues, next) };
   }

@@ -66,3 +66,22 @@ describe('the list kernel', () => {
     same(bodies.flatMap((b, k) => [b, body(['005930', '000660'].map((c, i) => row(c, 200 + k + i, `,"f${k}":${k}`)))]));
   });
 });
+
+describe('a process without WebAssembly', () => {
+  it('reads every list the plain way, to the same result, and says why', () => {
+    const wasm = globalThis.WebAssembly;
+    // As under `node --jitless`, where WebAssembly is not defined.
+    (globalThis as { WebAssembly?: unknown }).WebAssembly = undefined;
+    try {
+      const reader = new ListReader();
+      for (const b of [body([row('005930', 1)]), body([row('005930', 2)])]) {
+        const got = readBody(LISTS, b, reader);
+        const want = readBody(LISTS, b);
+        expect(got).toMatchObject({ ok: true, plain: 'kernel' });
+        expect(got.ok && JSON.stringify(got.value)).toBe(want.ok && JSON.stringify(want.value));
+      }
+    } finally {
+      globalThis.WebAssembly = wasm;
+    }
+  });
+});
