@@ -14,8 +14,13 @@ export const KERNEL_SOURCE = 'src/upstream/kernel/assembly/index.ts';
 /** The module that carries the binary, from the project root. */
 export const KERNEL_MODULE = 'src/upstream/kernel/wasm.ts';
 
-/** The compiler's options: optimised, no garbage collector or allocator (the caller lays the memory out), SIMD, the caller's memory. */
-const OPTIONS = ['-O3', '--runtime', 'stub', '--enable', 'simd', '--importMemory', '--noAssert', '--noColors'];
+/**
+ * The compiler's options: optimised, no garbage collector or allocator
+ * (the caller lays the memory out), SIMD, the caller's memory, and the
+ * functions' names kept (`--debug` adds a name section, the code is the
+ * same) so that a CPU profile names them.
+ */
+const OPTIONS = ['-O3', '--runtime', 'stub', '--enable', 'simd', '--importMemory', '--noAssert', '--debug', '--noColors'];
 
 /** Compiles the kernel's source (run from the project root); throws with the compiler's messages on an error. */
 export async function compileKernel(): Promise<Uint8Array> {

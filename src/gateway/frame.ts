@@ -102,7 +102,7 @@ const PING = Buffer.from([0x89, 0x00]);
  * alone, every frame of a subscribe's snapshots passed it by a few hundred
  * bytes and was a buffer of its own: 30 clients taking whole-market
  * snapshots made 75 MB of them in 5 s, and the allocator kept 4 MB of the
- * peak once they were freed (bench/README.md, "Stalled clients: the
+ * peak once they were freed (bench/HISTORY.md, "Stalled clients: the
  * frames of snapshots").
  */
 const SCRATCH_BYTES = 20 << 10;

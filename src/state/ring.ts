@@ -15,7 +15,7 @@ import type { Row } from '../upstream/normalise.js';
  * the topic's state and outlive a poll anyway, while a frame kept as a
  * string was one more object per change to outlive the young generation.
  * Copying those frames out of it was most of the garbage collector's time
- * with a whole market changing every second (bench/README.md, "The replay
+ * with a whole market changing every second (bench/HISTORY.md, "The replay
  * rings keep rows"). Frames a ring is given as they are (a cluster
  * leader's, or loaded from the shared state) are kept as they are.
  *
@@ -24,10 +24,10 @@ import type { Row } from '../upstream/normalise.js';
  * writes into memory reached from the feed, which a poll touches anyway,
  * instead of first reading a ring object and its array that were last
  * touched seconds ago, a cache miss each for a third of a whole market
- * every second (bench/README.md, "The cycle, third round"). Where a ring
+ * every second (bench/HISTORY.md, "The cycle, third round"). Where a ring
  * stands (its next slot, how many it holds, its last seq) is kept by its
  * holder, the topic's entry, which the change has just read: kept here, it
- * was one more line of memory to fetch per change (bench/README.md, "The
+ * was one more line of memory to fetch per change (bench/HISTORY.md, "The
  * cycle, fourth round").
  */
 

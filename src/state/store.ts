@@ -343,8 +343,8 @@ export class StateStore {
       this.settle(feed);
       for (let i = 0; i < rows.length; i++) this.applyRow(channel, market, feed, gen, rows, i, ts, keyField, delta, out);
       order.length = rows.length;
-      let coherent = true;
-      // Each entry at one position only (its last), holding that position's row.
+      // Each entry at one position only (its last), holding that position's row; only a read's rows can be taken the short way next.
+      let coherent = delta !== undefined;
       for (let i = 0; i < rows.length && coherent; i++) coherent = order[i] === undefined || (order[i]!.row === rows[i] && order[i]!.pos === i);
       feed.coherent = coherent;
     }

@@ -24,6 +24,7 @@ const COVERED: Readonly<Record<string, string>> = {
   'npx krx-bridge sim': 'test/package/pack.test.ts',
   'npm run lint': '.ci/run',
   'npm run docs': 'test/config/docs.test.ts',
+  'npm run build:kernel': 'test/upstream/kernel.test.ts',
   'npm run bench': '.ci/run',
 };
 
@@ -39,6 +40,7 @@ const EVIDENCE: Readonly<Record<string, string>> = {
   'npx krx-bridge sim': "'krx-bridge', 'sim', '--sim-port'",
   'npm run lint': 'npm run lint',
   'npm run docs': 'settingsMarkdown',
+  'npm run build:kernel': 'compileKernel',
   'npm run bench': 'npm run bench',
 };
 

@@ -5,6 +5,17 @@ import { StateStore, type ChangeBatch } from '../../src/state/store.js';
 import { readBody } from '../../src/upstream/body.js';
 import { endpoint } from '../../src/upstream/catalogue.js';
 import { ListReader } from '../../src/upstream/listread.js';
+import {
+  C as K_C,
+  CHANGE as K_CHANGE,
+  F as K_F,
+  K as K_K,
+  LAYOUT_BYTES,
+  LAYOUT_INTS,
+  R as K_R,
+  RUN as K_RUN,
+  S as K_S,
+} from '../../src/upstream/kernel/kernel.js';
 
 /**
  * The list kernel (src/upstream/kernel/): the binary the bridge loads is the
@@ -83,5 +94,25 @@ describe('a process without WebAssembly', () => {
     } finally {
       globalThis.WebAssembly = wasm;
     }
+  });
+});
+
+describe('the numbers the kernel and its caller share', () => {
+  it('are the same on both sides: control slots, record words, statuses, results and the layout table', () => {
+    const source = readFileSync(new URL('../../src/upstream/kernel/assembly/index.ts', import.meta.url), 'utf8');
+    const declared = new Map<string, number>();
+    // A status is declared shifted into its place in the flags (`1 << 8`); the caller shifts the flags down.
+    for (const m of source.matchAll(/^const ([A-Z][A-Z_]*)(?:: i32)? = (-?\d+)(?: << 8)?;/gm)) declared.set(m[1]!, Number(m[2]));
+    const expectSame = (prefix: string, table: Readonly<Record<string, number>>): void => {
+      for (const [name, value] of Object.entries(table)) expect([prefix + name, declared.get(prefix + name)]).toEqual([prefix + name, value]);
+    };
+    expectSame('C_', K_C);
+    expectSame('F_', K_F);
+    expectSame('R_', K_R);
+    expectSame('S_', K_S);
+    expectSame('K_', K_K);
+    expectSame('', K_RUN);
+    expectSame('', K_CHANGE);
+    expectSame('', { LAYOUT_BYTES, LAYOUT_INTS });
   });
 });

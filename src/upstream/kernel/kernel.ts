@@ -78,9 +78,13 @@ export const RUN = { END: 0, STOP: 1, SPACE: 2, FAIL: -1, NOT_OBJECT: -2 } as co
 /** Kind of a changed-field entry (`[field, kind]`): an integer whose value is in the values, or another token. */
 export const K = { INT: 0, OTHER: 1 } as const;
 
-/** Bytes per field layout in the layout table (fields, key index, canonical shape, then a byte per field from `LAYOUT_INTS`); most fields a layout has there. */
+/** Bytes per field layout in the layout table: its fields, its key's index, its canonical shape, then a byte per field. */
 export const LAYOUT_BYTES = 80;
+
+/** Where a layout's bytes per field start (1: the field's changed values are read as integers). */
 export const LAYOUT_INTS = 12;
+
+/** Most fields a layout of the table has. */
 export const LAYOUT_FIELDS = 64;
 
 /** Field layouts a kernel's table holds. */
