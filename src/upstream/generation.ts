@@ -129,6 +129,13 @@ export class Generation {
     this.values = move(this.values!, entries * CHANGE_BYTES, this.changes * CHANGE_BYTES);
   }
 
+  /** Drops rows `q` on from the list of changed rows (their records are dropped). */
+  unlist(q: number): void {
+    const i32 = this.kernel.i32;
+    const list = this.changedRows!.at >> 2;
+    while (this.changedRowCount > 0 && i32[list + this.changedRowCount - 1]! >= q) this.changedRowCount--;
+  }
+
   /** Word `w` of row `q`'s record. */
   rec(q: number, w: number): number {
     return this.kernel.i32[(this.recs!.at >> 2) + q * R.WORDS + w]!;
@@ -218,6 +225,8 @@ export class Generation {
     this.changes = i32[c + C.CHANGED]!;
     this.changedRowCount = i32[c + C.CHANGED_ROW_COUNT]!;
     this.droppedByKernel = i32[c + C.DROPPED]!;
+    // The kernel lists at most one changed row per row it recorded, in a region as long as the records'.
+    if (this.changedRowCount > this.count) throw new Error(`list kernel: ${this.changedRowCount} changed rows listed for ${this.count} rows`);
   }
 
   /** Drops references past the rows read (a shorter list than the last). */

@@ -206,14 +206,19 @@ export class ListReader {
       const bad = this.made(b, next, from, listed);
       if (bad >= 0 || r === RUN.STOP) next.aligned = false;
       if (bad >= 0) {
-        // A changed value the normaliser refuses: that row is read whole, and the rows the kernel read after it again.
+        // A changed value the normaliser refuses: that row (the kernel's last, PENDING) is read whole.
         at = next.rec(bad, R.START);
         this.cursor = next.rec(bad, R.BASE);
         next.used = next.rec(bad, R.FIELD_AT);
         next.changes = next.rec(bad, R.CHANGED_AT);
         next.count = bad;
-      } else if (r === RUN.END) return at;
-      else if (r === RUN.FAIL) return FAIL;
+        next.unlist(bad);
+      } else if (r === RUN.PENDING) continue;
+      else if (r === RUN.END) {
+        // Lined up with the last read only if it had as many rows.
+        if (last === undefined || next.count !== last.count) next.aligned = false;
+        return at;
+      } else if (r === RUN.FAIL) return FAIL;
       else if (r === RUN.NOT_OBJECT) return -2;
       else if (r === RUN.SPACE) {
         next.room();

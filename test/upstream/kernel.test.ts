@@ -116,3 +116,20 @@ describe('the numbers the kernel and its caller share', () => {
     expectSame('', { LAYOUT_BYTES, LAYOUT_INTS });
   });
 });
+
+describe('rows whose changed values the normaliser refuses', () => {
+  it('are read whole one by one, as the plain way reads them, however many there are', () => {
+    const codes = Array.from({ length: 3_000 }, (_, i) => String(100_000 + i));
+    const list = (price: (i: number) => string) => body(codes.map((c, i) => `{"isuSrtCd":"${c}","trdPrc":${price(i)},"accTrdvol":5}`));
+    same([
+      list((i) => String(i + 1)),
+      // Every row's price becomes text the normaliser refuses: each row is dropped.
+      list(() => '"n/a"'),
+      list((i) => String(i + 2)),
+      // Every other row's.
+      list((i) => (i % 2 === 0 ? '"n/a"' : String(i + 3))),
+      list((i) => String(i + 4)),
+      list((i) => (i % 7 === 0 ? '"n/a"' : String(i + 4))),
+    ]);
+  });
+});

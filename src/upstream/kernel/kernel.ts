@@ -73,7 +73,7 @@ export const R = { WORDS: 10, START: 0, END: 1, LAYOUT: 2, FIELD_AT: 3, FLAGS: 4
 export const S = { SAME: 0, CHANGED: 1, PENDING: 2 } as const;
 
 /** What `run` returned. */
-export const RUN = { END: 0, STOP: 1, SPACE: 2, FAIL: -1, NOT_OBJECT: -2 } as const;
+export const RUN = { END: 0, STOP: 1, SPACE: 2, PENDING: 3, FAIL: -1, NOT_OBJECT: -2 } as const;
 
 /** Kind of a changed-field entry (`[field, kind]`): an integer whose value is in the values, or another token. */
 export const K = { INT: 0, OTHER: 1 } as const;

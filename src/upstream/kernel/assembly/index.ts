@@ -68,6 +68,7 @@ const SHAPE_HEAD = 12;
 const END: i32 = 0;
 const STOP: i32 = 1;
 const SPACE: i32 = 2;
+const PENDING: i32 = 3;
 const FAIL: i32 = -1;
 const NOT_OBJECT: i32 = -2;
 
@@ -326,9 +327,10 @@ function changed(ctl: usize, s: i32, j: i32, layout: i32): i32 {
  * `row` do, for as long as each row is the last generation's row at the
  * cursor or that row with values changed: records each and advances.
  * Returns END at the list's `]` (`C_P` there), STOP at a row it leaves to
- * the caller (`C_P` at its `{`, `C_WHY` why), SPACE when the generation
- * has no room for the next row, FAIL or NOT_OBJECT for a list that is not
- * one of objects.
+ * the caller (`C_P` at its `{`, `C_WHY` why), PENDING after recording a
+ * row whose changed values the caller is to read (`C_P` past it), SPACE
+ * when the generation has no room for the next row, FAIL or NOT_OBJECT for
+ * a list that is not one of objects.
  */
 export function run(ctl: usize): i32 {
   const nb = <usize>ci(ctl, C_NEXT);
@@ -418,6 +420,11 @@ export function run(ctl: usize): i32 {
     j++;
     p = e;
     phase = 1;
+    // A row whose changed values the caller reads: it may find one unusable and read the row whole, which can move the cursor.
+    if ((rowWord(nrows, q - 1, R_FLAGS) >> 8) << 8 == S_PENDING) {
+      result = PENDING;
+      break;
+    }
   }
   cset(ctl, C_P, p);
   cset(ctl, C_Q, q);
