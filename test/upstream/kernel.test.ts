@@ -133,3 +133,13 @@ describe('rows whose changed values the normaliser refuses', () => {
     ]);
   });
 });
+
+describe('rows longer than the kernel has room for', () => {
+  it('are checksummed and framed the plain way, to the same events', () => {
+    // Rows of 5 KB (past the room a row's canonical bytes get) and of 70 KB (past a chunk of frames), their integers changing.
+    for (const len of [5_000, 70_000]) {
+      const note = `,"note":"${'x'.repeat(len)}"`;
+      same([1, 2, 3].map((k) => body(['005930', '000660', '035420'].map((c, i) => row(c, 100 * k + i, note)))));
+    }
+  });
+});
