@@ -86,9 +86,9 @@ interface Case {
   /** Closed: the poller's calls, exactly. Live: the endpoint polled. */
   readonly calls: Record<string, number> | string;
   /**
-   * Closed at the close: the calls when the feeds first asked after the
-   * close had settled (the bridge started late, on a loaded machine): the
-   * fetch made at once is then already the settled one.
+   * Closed at a close (15:30, 18:00): the calls when the feeds first asked
+   * after the close had settled (the bridge started late, on a loaded
+   * machine): the fetch made at once is then already the settled one.
    */
   readonly settled?: { readonly at: string; readonly calls: Record<string, number> };
   /** Closed: the book's reason (it has no closing data). */
@@ -116,8 +116,16 @@ const CASES: Case[] = [
     book: 'market closed',
   },
   { at: '2026-11-24 15:40', what: 'after-hours at the close', state: 'live', opens: null, calls: LISTS },
-  // At once, and again once the day's last match has settled.
-  { at: '2026-11-24 18:00', what: 'the end of after-hours', state: 'closed', opens: '2026-11-25 09:00', calls: { [CLOSE]: 4 }, book: NOTHING },
+  {
+    at: '2026-11-24 18:00',
+    what: 'the end of after-hours',
+    state: 'closed',
+    opens: '2026-11-25 09:00',
+    // At once, and again once the day's last match has settled.
+    calls: { [CLOSE]: 4 },
+    settled: { at: '2026-11-24 18:00:10', calls: { [CLOSE]: 2 } },
+    book: NOTHING,
+  },
   { at: '2026-12-25 10:00', what: 'Christmas', state: 'closed', opens: '2026-12-28 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-09-25 10:00', what: 'Chuseok', state: 'closed', opens: '2026-09-28 09:00', calls: { [CLOSE]: 2 }, book: NOTHING },
   { at: '2026-12-31 10:00', what: 'the year-end closure', state: 'closed', opens: '2027-01-04 10:00', calls: { [CLOSE]: 2 }, book: NOTHING },

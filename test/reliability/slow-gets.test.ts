@@ -15,8 +15,9 @@ import { metric } from './helpers.js';
  * crossed it), never more than SLOW_CLOSE_BYTES in all, and the process
  * keeps answering. The per-client lookup rate is raised out of the way, as
  * an attacker with many addresses would have it. The clients run in a
- * process of their own, as an attacker's would, so what is measured here
- * is the bridge's event loop alone.
+ * process of their own, as an attacker's would, and so does the /healthz
+ * probe, as a load balancer's would, so what is measured here is the
+ * bridge's event loop alone.
  */
 
 const CLIENTS = 60;
@@ -26,12 +27,14 @@ const REPLY_BYTES = 4 << 20;
 describe('clients that flood get and never read', () => {
   let tb: TestBridge;
   let flooder: ChildProcess | undefined;
+  let prober: ChildProcess | undefined;
   beforeAll(async () => {
     tb = await startBridge({ GETS_PER_MINUTE: 100_000, MAX_MESSAGES_PER_SECOND: 100, SLOW_REPLY_BYTES: REPLY_BYTES });
     await until(() => tb.bridge.symbols.loaded('kospi'), 10_000, 'the KOSPI symbol list');
   });
   afterAll(async () => {
     flooder?.kill('SIGKILL');
+    prober?.kill('SIGKILL');
     await tb?.bridge.stop();
   });
 
@@ -47,29 +50,35 @@ describe('clients that flood get and never read', () => {
     await expect.poll(() => tb.bridge.gateway.clientCount).toBe(CLIENTS);
     const sessions = (tb.bridge.gateway as unknown as { sessions: Set<Session> }).sessions;
     let maxHeld = 0;
-    const probe = async (): Promise<number> => {
-      const t0 = performance.now();
-      const r = await request(`${tb.url}/healthz`);
-      await r.body.dump();
-      return performance.now() - t0;
-    };
+    // The probe runs in a process of its own too: an outsider's view of one answer, not the turns this process's own client would add.
+    const p = spawn(process.execPath, [fileURLToPath(new URL('./prober.mjs', import.meta.url)), tb.url, '20'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    prober = p;
+    const answers: { at: number; ms: number }[] = [];
+    let lines = '';
+    p.stdout!.on('data', (d: Buffer) => {
+      lines += d.toString();
+      const cut = lines.lastIndexOf('\n');
+      for (const line of lines.slice(0, cut).split('\n').filter(Boolean)) {
+        const [at, ms] = line.split(' ').map(Number);
+        answers.push({ at: at!, ms: ms! });
+      }
+      lines = lines.slice(cut + 1);
+    });
+    const since = (t: number) => answers.filter((a) => a.at >= t).map((a) => a.ms);
     // The machine's own noise first: /healthz with the flooders connected but quiet, over a second.
-    const quiet: number[] = [];
-    for (let i = 0; i < 40; i++) {
-      quiet.push(await probe());
-      // The sampling pace, not a wait.
-      await sleep(20);
-    }
-    const health: number[] = [];
+    await until(() => answers.length > 0, 10_000, 'the prober');
+    const quietFrom = Date.now();
+    await until(() => since(quietFrom).length >= 40, 10_000, 'forty quiet answers');
+    const quiet = since(quietFrom);
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
         for (const s of sessions) maxHeld = Math.max(maxHeld, s.ws.bufferedAmount);
-        health.push(await probe());
         // The sampling pace, not a wait.
         await sleep(20);
       }
     })();
+    const floodFrom = Date.now();
     f.stdin!.write('go\n');
     // Until every request has been answered one way or another (a reply, a refusal, or the close).
     const answered = async () =>
@@ -80,6 +89,10 @@ describe('clients that flood get and never read', () => {
     await sleep(300);
     sampling = false;
     await sampler;
+    // Every probe asked during the flood has its answer (the prober asks one at a time).
+    const floodTo = Date.now();
+    await until(() => since(floodTo).length > 0, 10_000, 'the last probe answered');
+    const health = answers.filter((a) => a.at >= floodFrom && a.at < floodTo).map((a) => a.ms);
     const results = await metric(tb.bridge.metrics, 'krx_messages_out_total', { type: 'result' });
     console.log(
       JSON.stringify({
