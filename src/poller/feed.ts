@@ -262,7 +262,8 @@ export class Feed {
     }
     this.idleSince = undefined;
     if (!ctx.mayPoll()) return ctx.baseMs;
-    if (ctx.clock.session() === 'closed') return this.closedStep(now);
+    // One instant for every question to the clock in this cycle: a boundary between two of them would mix two phases.
+    if (ctx.clock.session(now) === 'closed') return this.closedStep(now);
     this.closedFetched = undefined;
     this.closedWhy = undefined;
     if (ctx.budget.isExhausted(now)) return this.rateLimited(ctx.budget.resetAt);
@@ -299,7 +300,7 @@ export class Feed {
    */
   private async closedStep(now: number): Promise<number> {
     const { ctx } = this;
-    const since = ctx.clock.closedSince();
+    const since = ctx.clock.closedSince(now);
     if (since !== this.closedFor) {
       // Another closed stretch (the clock passed a session without this feed polling it): fetch again.
       this.closedFor = since;
@@ -318,7 +319,7 @@ export class Feed {
         for (const c of missing.codes) fetched.add(c);
         if (missing.wildcard) fetched.add('*');
       }
-      const plan = planClosed(this.channel, this.market, this.family, missing, (p) => ctx.clock.provides(p));
+      const plan = planClosed(this.channel, this.market, this.family, missing, (p) => ctx.clock.provides(p, now));
       this.closedWhy = plan.why;
       if (plan.calls.length > 0) {
         this.lastStart = now;
@@ -339,9 +340,9 @@ export class Feed {
     }
     const why = this.closedWhy;
     const reason = this.holdsRows() ? 'market closed' : `market closed; no data to show until the session opens${why ? ` (${why})` : ''}`;
-    this.setState('closed', reason, 0);
+    this.setState('closed', reason, 0, now);
     // Look again when the close has settled, and when the market leaves `closed` (the pre-market, after-hours), before the open that `opensAt` announces.
-    const resumesAt = ctx.clock.resumesAt();
+    const resumesAt = ctx.clock.resumesAt(now);
     let wake = early ? Math.min(ctx.closedCheckMs, settled - now) : ctx.closedCheckMs;
     if (this.closedRetryAt > now) wake = Math.min(wake, this.closedRetryAt - now);
     return resumesAt === undefined ? wake : Math.max(0, Math.min(wake, resumesAt - ctx.clock.now()));
@@ -537,8 +538,8 @@ export class Feed {
     return Math.max(this.ctx.baseMs, Math.floor(exp / 2 + (this.ctx.random() * exp) / 2));
   }
 
-  private setState(state: ChannelState, reason: string | undefined, intervalMs: number): void {
-    const opensAt = state === 'closed' ? this.ctx.clock.opensAt() : undefined;
+  private setState(state: ChannelState, reason: string | undefined, intervalMs: number, at?: number): void {
+    const opensAt = state === 'closed' ? this.ctx.clock.opensAt(at) : undefined;
     // A stale feed's backoff changes every attempt; report it without a status flood. A closed feed whose next open
     // moved (the clock passed a whole session: a stepped clock, a resumed VM) says so.
     // A closed feed that fetched the close says when (its asOf).

@@ -49,7 +49,20 @@ describe('the demo page across the pre-market', () => {
     await page.waitForFunction(() => (document.querySelector('#market') as HTMLElement).hidden, undefined, { timeout: 30_000 });
     const states = () => page.$$eval('.feeds li[data-state]', (els) => els.map((e) => e.getAttribute('data-state')));
     await expect.poll(states, { timeout: 10_000 }).toContain('live');
-    await page.waitForFunction(() => document.querySelector('#book')?.getAttribute('data-levels') === '20', undefined, { timeout: 10_000 });
+    // The book's levels; a failure says them, with every feed's state and reason as the page lists them.
+    const book = () =>
+      page.evaluate(() => ({
+        levels: document.querySelector('#book')?.getAttribute('data-levels'),
+        why: document.querySelector('#book .book-why')?.textContent,
+        feeds: [...document.querySelectorAll('.feeds li[data-feed]')].map(
+          (e) => `${e.getAttribute('data-feed')} ${e.getAttribute('data-state')} ${e.getAttribute('title')}`,
+        ),
+      }));
+    try {
+      await expect.poll(async () => (await book()).levels, { timeout: 10_000 }).toBe('20');
+    } catch {
+      throw new Error(`the book did not fill its 20 levels: ${JSON.stringify(await book())}`);
+    }
     expect(await why.isHidden()).toBe(true);
     const before = intraday;
     // Ten seconds of pre-market rows, one a second per symbol.

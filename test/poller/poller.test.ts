@@ -666,4 +666,40 @@ describe('the feed around the clock (injected clock)', () => {
     expect(seen.at(-1)!.state).toBe('live');
     expect(caller.calls.at(-1)!.at).toBeGreaterThanOrEqual(Date.parse(resumes));
   });
+
+  it('goes live at 08:30 whichever of its reads of the clock the minute turns between', async () => {
+    // A closed feed's wake is due at 08:30:00.000 exactly, so its cycle often runs in the millisecond before, and the
+    // clock turns while the cycle asks it things. Here every read moves the clock on a millisecond, and the cycle starts
+    // k ms before 08:30, for every k up to past the reads a cycle makes: whatever the read the minute turns at, the feed
+    // polls the pre-market at once. Asked at several instants, a cycle judged the market closed at one, found at the
+    // next that it resumed not today but the next trading day, and slept its closed interval (the demo page's empty
+    // order book, 30 s).
+    const EDGE = Date.parse('2026-11-24T08:30:00+09:00');
+    for (let k = 1; k <= 40; k++) {
+      vi.useFakeTimers({ now: EDGE - 60_000 });
+      caller = new FakeCaller();
+      const demand = new Demand();
+      let t = EDGE - k;
+      poller = new Poller({
+        caller,
+        budget: { remaining: null, resetAt: null, isExhausted: () => false },
+        store: new StateStore(),
+        bus: new LocalBus(),
+        demand,
+        clock: marketClock('kst', SESSIONS, () => t++),
+        logger: silentLogger(),
+        random: () => 0.5,
+        closedCheckMs: 3_600_000,
+      });
+      poller.start();
+      demand.add('book', 'kospi', '005930');
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(
+        caller.calls.map((c) => c.id),
+        `starting ${k} ms before 08:30`,
+      ).toContain('v2.multiquote.orderbook');
+      poller.stop();
+      vi.useRealTimers();
+    }
+  });
 });
